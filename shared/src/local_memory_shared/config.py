@@ -1,0 +1,65 @@
+"""The one owner of environment variables and their defaults."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_DATA_ROOT = "~/.agent-forge/local-memory-search"
+DEFAULT_OLLAMA_BASE_URL = "http://127.0.0.1:11434"
+DEFAULT_RERANK_MODEL = "granite4.1:3b"
+DEFAULT_EMBED_BACKEND = "onnx"
+DEFAULT_MAX_FILE_BYTES = 1024 * 1024
+
+#: Every environment variable a user may set, with its default and meaning (README mirrors it).
+ENV_VARS: dict[str, tuple[str, str]] = {
+    "LOCAL_VECTOR_SEARCH_DATA_ROOT": (DEFAULT_DATA_ROOT, "Shared data root of indexer and searcher."),
+    "LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT": ("(working directory)", "Default project_path when omitted."),
+    "EMBED_BACKEND": (DEFAULT_EMBED_BACKEND, "Indexer embedding backend: onnx | ollama | gemini."),
+    "EMBED_MODEL": ("(per backend)", "Embedding model name, or for onnx a folder with model.onnx + tokenizer.json."),
+    "EMBED_DIMENSION": ("(from the model / index)", "Gemini output dimension."),
+    "OLLAMA_BASE_URL": (DEFAULT_OLLAMA_BASE_URL, "Ollama server for embeddings and re-ranking."),
+    "RERANK_MODEL": (DEFAULT_RERANK_MODEL, "LLM re-ranker for retrieve_context_pack(rerank=true)."),
+    "GEMINI_API_KEY / GOOGLE_API_KEY": ("—", "Gemini key; takes precedence over key files."),
+    "GOOGLE_API_KEY_FILE": ("—", "Explicit path to a Gemini key file."),
+    "LOCAL_MEMORY_MAX_FILE_BYTES": (str(DEFAULT_MAX_FILE_BYTES), "Files larger than this are skipped."),
+    "LOCAL_MEMORY_EMBED_THREADS": ("(all cores)", "ONNX Runtime intra-op threads."),
+}
+
+
+def _env(name: str) -> str | None:
+    value = os.environ.get(name)
+    return value if value not in (None, "") else None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A snapshot of the environment; call :func:`load_settings` for a fresh one."""
+
+    data_root: Path
+    default_project: Path
+    embed_backend: str
+    embed_model: str | None
+    embed_dimension: int | None
+    ollama_base_url: str
+    rerank_model: str
+    max_file_bytes: int
+    embed_threads: int | None
+
+
+def load_settings() -> Settings:
+    """Read the environment now (tests change it, so never cache this at import)."""
+    dim = _env("EMBED_DIMENSION")
+    threads = _env("LOCAL_MEMORY_EMBED_THREADS")
+    return Settings(
+        data_root=Path(_env("LOCAL_VECTOR_SEARCH_DATA_ROOT") or DEFAULT_DATA_ROOT).expanduser(),
+        default_project=Path(_env("LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT") or os.getcwd()).expanduser(),
+        embed_backend=(_env("EMBED_BACKEND") or DEFAULT_EMBED_BACKEND).lower(),
+        embed_model=_env("EMBED_MODEL"),
+        embed_dimension=int(dim) if dim else None,
+        ollama_base_url=(_env("OLLAMA_BASE_URL") or DEFAULT_OLLAMA_BASE_URL).rstrip("/"),
+        rerank_model=_env("RERANK_MODEL") or DEFAULT_RERANK_MODEL,
+        max_file_bytes=int(_env("LOCAL_MEMORY_MAX_FILE_BYTES") or DEFAULT_MAX_FILE_BYTES),
+        embed_threads=int(threads) if threads else None,
+    )

@@ -1,0 +1,58 @@
+"""The one interface every embedding backend implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..errors import DimensionMismatch
+
+#: Called with (done, total) as batches finish, so long runs can show progress.
+ProgressFn = Callable[[int, int], None]
+
+
+class Embedder(ABC):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    backend: str
+    model: str
+
+    @property
+    @abstractmethod
+    def dimension(self) -> int:
+        """Vector dimension this embedder produces."""
+
+    @property
+    def model_key(self) -> str:
+        """Key of the embedding cache and of provenance checks."""
+        return f"{self.backend}:{self.model}:{self.dimension}"
+
+    @abstractmethod
+    def embed_documents(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
+        """Embed chunk texts; returns shape (len(texts), dimension)."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query; returns shape (dimension,)."""
+        return self.embed_documents([text])[0]
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release clients/sessions."""
+
+    def check_dimension(self, vectors: np.ndarray) -> np.ndarray:
+        """Raise DimensionMismatch unless ``vectors`` has this embedder's dimension."""
+        if vectors.ndim != 2 or vectors.shape[1] != self.dimension:
+            raise DimensionMismatch(
+                f"{self.backend} model {self.model!r} returned vectors of shape {vectors.shape}, "
+                f"expected dimension {self.dimension}"
+            )
+        return vectors
+
+
+def l2_normalize(vectors: np.ndarray) -> np.ndarray:
+    """Row-wise L2 normalisation, safe for zero rows."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms

@@ -1,0 +1,187 @@
+"""The one owner of the storage schema: LanceDB chunk rows, SQLite DDL and ``SCHEMA_VERSION``.
+
+Bump ``SCHEMA_VERSION`` whenever a stored column changes meaning; every query filters on it
+and ``doctor_index`` reports rows of another version.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+CHUNKS_TABLE = "chunks"
+#: Column that carries the BM25 (FTS) text: path words, qualified symbol, summary, text and
+#: split identifiers (``parseConfig`` → ``parse config``), composed by the indexer.
+FTS_COLUMN = "fts_text"
+VECTOR_COLUMN = "vector"
+
+#: Chunk fields an agent can see (``fields`` / ``exclude_fields`` choose among these).
+CHUNK_FIELDS: tuple[str, ...] = (
+    "chunk_id",
+    "file_path",
+    "language",
+    "file_extension",
+    "chunk_kind",
+    "symbol_name",
+    "class_name",
+    "function_name",
+    "chunk_index",
+    "start_line",
+    "end_line",
+    "text",
+    "summary",
+    "tags",
+    "updated_at",
+    "last_commit_hash",
+    "content_hash",
+)
+
+
+def chunk_arrow_schema(dimension: int) -> pa.Schema:
+    """Arrow schema of the LanceDB ``chunks`` table for vectors of ``dimension``."""
+    return pa.schema(
+        [
+            pa.field("chunk_id", pa.string(), nullable=False),
+            pa.field("project_path", pa.string(), nullable=False),
+            pa.field("schema_version", pa.int32(), nullable=False),
+            pa.field("file_path", pa.string(), nullable=False),
+            pa.field("language", pa.string()),
+            pa.field("file_extension", pa.string()),
+            pa.field("chunk_kind", pa.string()),
+            pa.field("symbol_name", pa.string()),
+            pa.field("class_name", pa.string()),
+            pa.field("function_name", pa.string()),
+            pa.field("chunk_index", pa.int32()),
+            pa.field("start_line", pa.int32()),
+            pa.field("end_line", pa.int32()),
+            pa.field("text", pa.string()),
+            pa.field("summary", pa.string()),
+            pa.field(FTS_COLUMN, pa.string()),
+            pa.field("tags", pa.list_(pa.string())),
+            pa.field("updated_at", pa.string()),
+            pa.field("last_commit_hash", pa.string()),
+            pa.field("content_hash", pa.string()),
+            pa.field(VECTOR_COLUMN, pa.list_(pa.float32(), dimension)),
+        ]
+    )
+
+
+STATE_DDL = """
+CREATE TABLE IF NOT EXISTS projects (
+    project_path      TEXT PRIMARY KEY,
+    key               TEXT NOT NULL,
+    created_at        TEXT NOT NULL,
+    last_indexed_at   TEXT,
+    last_commit_hash  TEXT,
+    published_version INTEGER,          -- LanceDB table version the searcher reads
+    status            TEXT NOT NULL DEFAULT 'new'   -- new | indexing | ready | failed
+);
+
+-- Provenance (seed 003): which backend/model/dimension produced the vectors.
+CREATE TABLE IF NOT EXISTS index_meta (
+    project_path   TEXT PRIMARY KEY,
+    backend        TEXT NOT NULL,
+    model          TEXT NOT NULL,
+    dimension      INTEGER NOT NULL,
+    schema_version INTEGER NOT NULL,
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS files (
+    path         TEXT PRIMARY KEY,      -- repo-relative, '/'
+    content_hash TEXT NOT NULL,
+    size         INTEGER NOT NULL,
+    mtime        REAL NOT NULL,
+    language     TEXT,
+    indexed_at   TEXT NOT NULL,
+    chunk_count  INTEGER NOT NULL
+);
+
+-- Mirror of the LanceDB rows without vectors: SQLite fallback, neighbours, doctor.
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id         TEXT PRIMARY KEY,
+    file_path        TEXT NOT NULL,
+    chunk_index      INTEGER NOT NULL,
+    language         TEXT,
+    file_extension   TEXT,
+    chunk_kind       TEXT,
+    symbol_name      TEXT,
+    class_name       TEXT,
+    function_name    TEXT,
+    start_line       INTEGER NOT NULL,
+    end_line         INTEGER NOT NULL,
+    text             TEXT NOT NULL,
+    summary          TEXT,
+    tags             TEXT NOT NULL DEFAULT '[]',   -- JSON array
+    updated_at       TEXT,
+    last_commit_hash TEXT,
+    content_hash     TEXT NOT NULL,
+    schema_version   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks(file_path, chunk_index);
+
+-- Code graph (owned by the graph extraction; rows die with their file).
+CREATE TABLE IF NOT EXISTS symbols (
+    id             INTEGER PRIMARY KEY,
+    file_path      TEXT NOT NULL,
+    name           TEXT NOT NULL,       -- short name: send
+    qualified_name TEXT NOT NULL,       -- Client.send
+    kind           TEXT NOT NULL,       -- function | method | class | ...
+    language       TEXT,
+    start_line     INTEGER NOT NULL,
+    end_line       INTEGER NOT NULL,
+    chunk_id       TEXT
+);
+CREATE INDEX IF NOT EXISTS symbols_by_name ON symbols(name);
+CREATE INDEX IF NOT EXISTS symbols_by_qname ON symbols(qualified_name);
+CREATE INDEX IF NOT EXISTS symbols_by_file ON symbols(file_path);
+
+CREATE TABLE IF NOT EXISTS call_edges (
+    id               INTEGER PRIMARY KEY,
+    file_path        TEXT NOT NULL,     -- file of the call site
+    caller_symbol_id INTEGER,           -- enclosing definition (NULL = module level)
+    caller_qualified TEXT NOT NULL,     -- '<module>' for module-level code
+    callee_name      TEXT NOT NULL,     -- name as written at the call site (last segment)
+    callee_text      TEXT,              -- full callee expression, e.g. self.client.send
+    line             INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS call_edges_by_callee ON call_edges(callee_name);
+CREATE INDEX IF NOT EXISTS call_edges_by_caller ON call_edges(caller_symbol_id);
+CREATE INDEX IF NOT EXISTS call_edges_by_file ON call_edges(file_path);
+
+CREATE TABLE IF NOT EXISTS import_edges (
+    id            INTEGER PRIMARY KEY,
+    file_path     TEXT NOT NULL,
+    module        TEXT NOT NULL,        -- as written
+    resolved_path TEXT,                 -- project file it resolves to, if any
+    line          INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS import_edges_by_file ON import_edges(file_path);
+CREATE INDEX IF NOT EXISTS import_edges_by_target ON import_edges(resolved_path);
+
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id          TEXT PRIMARY KEY,
+    project_path    TEXT NOT NULL,
+    status          TEXT NOT NULL,      -- running | done | failed | cancelled
+    phase           TEXT NOT NULL,
+    files_total     INTEGER NOT NULL DEFAULT 0,
+    files_done      INTEGER NOT NULL DEFAULT 0,
+    chunks_total    INTEGER NOT NULL DEFAULT 0,
+    chunks_embedded INTEGER NOT NULL DEFAULT 0,
+    started_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL,
+    finished_at     TEXT,
+    errors          TEXT NOT NULL DEFAULT '[]',   -- JSON array of strings
+    summary         TEXT,                         -- JSON summary when done
+    pid             INTEGER
+);
+
+-- Unchanged text is never embedded twice: keyed by (backend:model:dimension, sha256(text)).
+CREATE TABLE IF NOT EXISTS embed_cache (
+    model_key TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    vector    BLOB NOT NULL,
+    PRIMARY KEY (model_key, text_hash)
+);
+"""

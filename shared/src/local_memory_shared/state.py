@@ -1,0 +1,93 @@
+"""SQLite state DB: the writer opens it read-write (WAL), the searcher strictly read-only."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .errors import NotIndexed, StoreError
+from .schema import STATE_DDL
+
+
+def utc_now() -> str:
+    """ISO 8601 UTC timestamp with a Z, second precision; sorts as text."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def open_state_rw(path: Path) -> sqlite3.Connection:
+    """Open (and create) the state DB for writing. Only the indexer calls this."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.executescript(STATE_DDL)
+        return conn
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open state DB {path}: {exc}") from exc
+
+
+def open_state_ro(path: Path) -> sqlite3.Connection:
+    """Open the state DB strictly read-only (``mode=ro`` URI + ``PRAGMA query_only``)."""
+    if not path.is_file():
+        raise NotIndexed(f"no index state at {path}")
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open state DB {path} read-only: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class IndexMeta:
+    """Provenance of an index: what produced its vectors."""
+
+    backend: str
+    model: str
+    dimension: int
+    schema_version: int
+    created_at: str
+    updated_at: str
+
+
+def read_index_meta(conn: sqlite3.Connection, project_path: str) -> IndexMeta | None:
+    """The provenance row for ``project_path``, or None when none was recorded."""
+    try:
+        row = conn.execute(
+            "SELECT backend, model, dimension, schema_version, created_at, updated_at "
+            "FROM index_meta WHERE project_path = ?",
+            (project_path,),
+        ).fetchone()
+    except sqlite3.OperationalError:
+        return None
+    if row is None:
+        return None
+    return IndexMeta(**dict(row))
+
+
+@dataclass(frozen=True)
+class ProjectRow:
+    """The ``projects`` row: publication state of the index."""
+
+    project_path: str
+    key: str
+    created_at: str
+    last_indexed_at: str | None
+    last_commit_hash: str | None
+    published_version: int | None
+    status: str
+
+
+def read_project_row(conn: sqlite3.Connection, project_path: str) -> ProjectRow | None:
+    """The project's row, or None."""
+    try:
+        row = conn.execute("SELECT * FROM projects WHERE project_path = ?", (project_path,)).fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return ProjectRow(**dict(row)) if row else None
