@@ -1,0 +1,181 @@
+"""``local-memory-indexer``: a thin CLI over the library. With no arguments it serves MCP over stdio."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any
+
+from local_memory_shared.config import load_settings
+from local_memory_shared.errors import LocalMemoryError
+
+from .pipeline import IndexSummary, index_project
+
+
+class RichProgress:
+    """A progress bar on a terminal (stderr), one task per phase."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self._progress = Progress(
+            TextColumn("[bold]{task.description:<8}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self._files = self._progress.add_task("files", total=None)
+        self._chunks = self._progress.add_task("embed", total=None)
+        self._phase = self._progress.add_task("walk", total=None, visible=False)
+
+    def __enter__(self) -> RichProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def phase(self, name: str) -> None:
+        self._progress.update(self._phase, description=name)
+
+    def files(self, done: int, total: int) -> None:
+        self._progress.update(self._files, completed=done, total=total)
+
+    def chunks(self, embedded: int, total: int) -> None:
+        self._progress.update(self._chunks, completed=embedded, total=total)
+
+
+def _print_summary(summary: IndexSummary) -> None:
+    s = summary
+    skipped = ", ".join(f"{k} {v}" for k, v in s.files_skipped.items()) or "none"
+    langs = ", ".join(f"{k} {v}" for k, v in s.languages.items()) or "none"
+    phases = ", ".join(f"{k} {v:.2f}s" for k, v in s.seconds.items())
+    state = "cancelled" if s.cancelled else "done"
+    print(f"{state}: {s.project_path}  ({s.backend}/{s.model}, {s.dimension}d)")
+    print(f"  files: {s.files_parsed} parsed, {s.files_unchanged} unchanged, {s.files_deleted} deleted, {s.files_failed} failed")
+    print(f"  skipped: {skipped}")
+    print(
+        f"  chunks: {s.chunks_written} written, {s.chunks_embedded} embedded, {s.chunks_reused} reused, "
+        f"{s.chunks_deleted} deleted, {s.chunks_total} in index"
+    )
+    print(f"  languages: {langs}")
+    print(f"  phases: {phases}")
+    for err in s.errors[:20]:
+        print(f"  error: {err}")
+
+
+def _emit(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, sort_keys=False, default=str))
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    show_bar = not args.json and not args.quiet and sys.stderr.isatty()
+    if show_bar:
+        with RichProgress() as bar:
+            summary = index_project(args.path, settings=settings, full=args.full, rebuild=args.rebuild, progress=bar)
+    else:
+        summary = index_project(args.path, settings=settings, full=args.full, rebuild=args.rebuild)
+    if args.json:
+        _emit({"ok": True, "data": summary.to_dict(), "warnings": []})
+    elif not args.quiet:
+        _print_summary(summary)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .projects import list_projects
+
+    projects = list_projects(load_settings())
+    if args.json:
+        _emit({"ok": True, "results": projects, "warnings": []})
+    else:
+        if not projects:
+            print("no indexed projects under", load_settings().data_root)
+        for p in projects:
+            print(
+                f"{p['project_path']}  files={p['files']} chunks={p['chunks']} "
+                f"{p['backend']}/{p['model']} {p['dimension']}d  last={p['last_indexed_at']} status={p['status']}"
+            )
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    from .projects import delete_project_index
+
+    result = delete_project_index(load_settings(), args.path)
+    if args.json:
+        _emit({"ok": True, "data": result, "warnings": []})
+    else:
+        print(f"deleted index of {result['project_path']}" if result["deleted"] else "no index to delete")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (also used by the docs test)."""
+    parser = argparse.ArgumentParser(
+        prog="local-memory-indexer",
+        description="Index projects for Local Memory search. With no arguments: MCP server over stdio.",
+    )
+    sub = parser.add_subparsers(dest="command")
+    p = sub.add_parser("index", help="index (or incrementally re-index) a project")
+    p.add_argument("path", help="project folder")
+    p.add_argument("--full", action="store_true", help="re-parse every file (embeddings still come from the cache)")
+    p.add_argument("--rebuild", action="store_true", help="drop the index and rebuild it (required to switch model)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.set_defaults(func=cmd_index)
+    p = sub.add_parser("list", help="list indexed projects")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_list)
+    p = sub.add_parser("delete", help="delete a project's index")
+    p.add_argument("path")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_delete)
+    p = sub.add_parser("serve", help="run the MCP server (stdio by default)")
+    p.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--token", default=None, help="bearer token required on HTTP (or LOCAL_MEMORY_HTTP_TOKEN)")
+    p.set_defaults(func=cmd_serve)
+    return parser
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .server import main as serve
+
+    serve(http=args.http, port=args.port, token=args.token)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``local-memory-indexer``."""
+    argv = sys.argv[1:] if argv is None else argv
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    if not argv:
+        from .server import main as serve
+
+        serve()
+        return 0
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except LocalMemoryError as exc:
+        if getattr(args, "json", False):
+            _emit({"ok": False, "error": exc.to_dict(), "warnings": []})
+        else:
+            print(f"error [{exc.code}]: {exc.message}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Discovery: ignore rules at every level, skip reasons, symlinks that leave or loop."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from local_memory_indexer.discovery import discover, is_secret_name
+
+
+def write(root: Path, rel: str, content: str | bytes = "x = 1\n") -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    return path
+
+
+def paths(root: Path, **kw) -> set[str]:
+    return {f.path for f in discover(root, max_file_bytes=kw.get("max_file_bytes", 1 << 20)).files}
+
+
+def test_gitignore_at_every_level_with_negation(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "*.log\nsecret_dir/\n")
+    write(tmp_path, "app.py")
+    write(tmp_path, "debug.log", "log")
+    write(tmp_path, "secret_dir/a.py")
+    write(tmp_path, "pkg/.gitignore", "generated_*.py\n!keep.log\n")
+    write(tmp_path, "pkg/mod.py")
+    write(tmp_path, "pkg/generated_api.py")
+    write(tmp_path, "pkg/keep.log", "kept by the deeper negation")
+    write(tmp_path, "other/generated_api.py")  # the pkg rule must not reach here
+    found = paths(tmp_path)
+    assert found == {"app.py", "pkg/mod.py", "pkg/keep.log", "other/generated_api.py"}
+
+
+def test_localmemoryignore(tmp_path: Path) -> None:
+    write(tmp_path, ".localmemoryignore", "docs/private/\n*.sql\n")
+    write(tmp_path, "docs/private/notes.md", "# private")
+    write(tmp_path, "docs/public.md", "# public")
+    write(tmp_path, "schema.sql", "create table t(x int);")
+    assert paths(tmp_path) == {"docs/public.md"}
+
+
+def test_skip_reasons_are_counted(tmp_path: Path) -> None:
+    write(tmp_path, "main.py")
+    write(tmp_path, "node_modules/lib/index.js", "module.exports = 1")
+    write(tmp_path, ".venv/lib/x.py")
+    write(tmp_path, "dist/bundle.js", "x")
+    write(tmp_path, "web/app.min.js", "var a=1")
+    write(tmp_path, ".env", "API_KEY=hunter2")
+    write(tmp_path, ".env.production", "API_KEY=hunter2")
+    write(tmp_path, "certs/server.pem", "-----BEGIN")
+    write(tmp_path, "id_rsa", "-----BEGIN")
+    write(tmp_path, "aws_credentials.json", "{}")
+    write(tmp_path, "logo.png", b"\x89PNG\r\n\x1a\n\x00\x00")
+    write(tmp_path, "data.txt", b"abc\x00def")
+    write(tmp_path, "big.py", "x = 1\n" * 400)
+    result = discover(tmp_path, max_file_bytes=1000)
+    assert {f.path for f in result.files} == {"main.py"}
+    assert result.skipped["vendored"] == 3
+    assert result.skipped["generated"] == 1
+    assert result.skipped["secret"] == 5
+    assert result.skipped["binary"] == 2
+    assert result.skipped["too_large"] == 1
+
+
+def test_env_example_is_not_a_secret() -> None:
+    assert not is_secret_name(".env.example")
+    assert is_secret_name(".env.local")
+    assert is_secret_name("prod.key")
+    assert not is_secret_name("keyboard.py")
+
+
+def test_symlinks_never_leave_the_project_and_loops_terminate(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    outside = tmp_path / "outside"
+    write(outside, "leak.py", "password = 'x'\n")
+    write(project, "src/real.py")
+    os.symlink(outside, project / "escape_dir")
+    os.symlink(outside / "leak.py", project / "escape.py")
+    os.symlink(project / "src", project / "src" / "loop")  # a loop back to its parent
+    os.symlink(project / "src" / "real.py", project / "alias.py")  # inside: allowed
+    result = discover(project, max_file_bytes=1 << 20)
+    found = {f.path for f in result.files}
+    assert "escape_dir/leak.py" not in found and "escape.py" not in found
+    assert {"src/real.py", "alias.py"} <= found
+    assert result.skipped["symlink_outside"] == 2
+    assert result.skipped["symlink_loop"] >= 1
+
+
+def test_languages_are_assigned(tmp_path: Path) -> None:
+    for rel in ["a.py", "b.ts", "c.tsx", "d.go", "e.rs", "f.java", "g.kt", "h.cs", "i.rb", "j.php", "k.cpp", "l.c", "m.md", "n.toml"]:
+        write(tmp_path, rel, "x\n")
+    langs = {f.path: f.language for f in discover(tmp_path, max_file_bytes=1 << 20).files}
+    assert langs["a.py"] == "python" and langs["b.ts"] == "typescript" and langs["c.tsx"] == "tsx"
+    assert langs["h.cs"] == "csharp" and langs["g.kt"] == "kotlin" and langs["m.md"] == "markdown"
+    assert langs["n.toml"] == "text"
