@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_PROJECT ?= $(CURDIR)
-export LOCAL_VECTOR_SEARCH_DATA_ROOT ?= $(CURDIR)/.demo-data
+DEMO_DATA_ROOT ?= $(CURDIR)/.demo-data
 
 .PHONY: install test test-fast lint demo bench bench-smoke clean
 
@@ -30,7 +30,7 @@ lint: install
 	$(VENV)/bin/mypy shared/src indexer/src search/src
 
 demo: install
-	$(PY) -m local_memory_indexer.demo "$(DEMO_PROJECT)"
+	LOCAL_VECTOR_SEARCH_DATA_ROOT="$${LOCAL_VECTOR_SEARCH_DATA_ROOT:-$(DEMO_DATA_ROOT)}" bash scripts/demo.sh "$(DEMO_PROJECT)"
 
 bench: install
 	$(PY) -m bench.run --full

@@ -211,6 +211,7 @@ class _Run:
         self.cancel = cancel
         self.conn = conn
         self.project = str(paths.project_path)
+        self._known: frozenset[str] = frozenset()
 
     # -- provenance -------------------------------------------------------------------------
     def _check_provenance(self, rebuild: bool) -> None:
@@ -293,6 +294,10 @@ class _Run:
                         self._publish(store.version)
             if pending_deleted:
                 self._index_batch([], pending_deleted, store, project_files, commit, summary, timer)
+            if deleted or any(f.path not in self._known for f, _, _ in changed):
+                # Targets that appeared or vanished change how other files' imports resolve.
+                with timer.phase("graph"), self._txn():
+                    graph.reresolve_imports(self.conn, project_files)
             self._check_cancel()
             with timer.phase("index"):
                 store.refresh_indices(full=full or rebuild)
@@ -314,6 +319,7 @@ class _Run:
         self, files: list[SourceFile], full: bool, summary: IndexSummary
     ) -> tuple[list[tuple[SourceFile, bytes, str]], list[str]]:
         known = {row["path"]: row for row in self.conn.execute("SELECT path, content_hash, size, mtime FROM files")}
+        self._known = frozenset(known)
         changed: list[tuple[SourceFile, bytes, str]] = []
         touched: list[tuple[float, str]] = []
         for f in files:

@@ -9,6 +9,7 @@ from pathlib import Path
 DEFAULT_DATA_ROOT = "~/.agent-forge/local-memory-search"
 DEFAULT_OLLAMA_BASE_URL = "http://127.0.0.1:11434"
 DEFAULT_RERANK_MODEL = "granite4.1:3b"
+DEFAULT_RERANK_TIMEOUT = 20.0
 DEFAULT_EMBED_BACKEND = "onnx"
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
 
@@ -21,10 +22,13 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "EMBED_DIMENSION": ("(from the model / index)", "Gemini output dimension."),
     "OLLAMA_BASE_URL": (DEFAULT_OLLAMA_BASE_URL, "Ollama server for embeddings and re-ranking."),
     "RERANK_MODEL": (DEFAULT_RERANK_MODEL, "LLM re-ranker for retrieve_context_pack(rerank=true)."),
+    "RERANK_TIMEOUT": (str(DEFAULT_RERANK_TIMEOUT), "Seconds one re-rank may take before the pack keeps retrieval order."),
     "GEMINI_API_KEY / GOOGLE_API_KEY": ("—", "Gemini key; takes precedence over key files."),
     "GOOGLE_API_KEY_FILE": ("—", "Explicit path to a Gemini key file."),
+    "GEMINI_BASE_URL": ("(Google's endpoint)", "Override of the Gemini API base URL (proxies, tests)."),
     "LOCAL_MEMORY_MAX_FILE_BYTES": (str(DEFAULT_MAX_FILE_BYTES), "Files larger than this are skipped."),
     "LOCAL_MEMORY_EMBED_THREADS": ("(all cores)", "ONNX Runtime intra-op threads."),
+    "LOCAL_MEMORY_HTTP_TOKEN": ("—", "Bearer token the MCP servers require on --http (or pass --token)."),
 }
 
 
@@ -46,6 +50,8 @@ class Settings:
     rerank_model: str
     max_file_bytes: int
     embed_threads: int | None
+    gemini_base_url: str | None = None
+    rerank_timeout: float = DEFAULT_RERANK_TIMEOUT
 
 
 def load_settings() -> Settings:
@@ -62,4 +68,6 @@ def load_settings() -> Settings:
         rerank_model=_env("RERANK_MODEL") or DEFAULT_RERANK_MODEL,
         max_file_bytes=int(_env("LOCAL_MEMORY_MAX_FILE_BYTES") or DEFAULT_MAX_FILE_BYTES),
         embed_threads=int(threads) if threads else None,
+        gemini_base_url=(_env("GEMINI_BASE_URL") or "").rstrip("/") or None,
+        rerank_timeout=float(_env("RERANK_TIMEOUT") or DEFAULT_RERANK_TIMEOUT),
     )

@@ -121,17 +121,19 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks(file_path, chunk_index);
 
--- Code graph (owned by the graph extraction; rows die with their file).
+-- Code graph (owned by local_memory_indexer.graph; rows die with their file). Calls are stored
+-- by name and resolved to definitions at query time, so editing one file never leaves another
+-- file's edges pointing at dead rows.
 CREATE TABLE IF NOT EXISTS symbols (
     id             INTEGER PRIMARY KEY,
     file_path      TEXT NOT NULL,
     name           TEXT NOT NULL,       -- short name: send
-    qualified_name TEXT NOT NULL,       -- Client.send
-    kind           TEXT NOT NULL,       -- function | method | class | ...
+    qualified_name TEXT NOT NULL,       -- Client.send (classes nest within the file)
+    kind           TEXT NOT NULL,       -- function | method | class | interface | struct | enum | trait | module | type
     language       TEXT,
     start_line     INTEGER NOT NULL,
     end_line       INTEGER NOT NULL,
-    chunk_id       TEXT
+    chunk_id       TEXT                 -- tightest chunk holding start_line
 );
 CREATE INDEX IF NOT EXISTS symbols_by_name ON symbols(name);
 CREATE INDEX IF NOT EXISTS symbols_by_qname ON symbols(qualified_name);
@@ -144,7 +146,10 @@ CREATE TABLE IF NOT EXISTS call_edges (
     caller_qualified TEXT NOT NULL,     -- '<module>' for module-level code
     callee_name      TEXT NOT NULL,     -- name as written at the call site (last segment)
     callee_text      TEXT,              -- full callee expression, e.g. self.client.send
-    line             INTEGER NOT NULL
+    line             INTEGER NOT NULL,
+    dynamic          INTEGER NOT NULL DEFAULT 0,  -- 1: target computed at run time (getattr, obj[k]())
+    language         TEXT,
+    receiver_type    TEXT               -- declared/constructed type of the receiver: c = Client(); c.send()
 );
 CREATE INDEX IF NOT EXISTS call_edges_by_callee ON call_edges(callee_name);
 CREATE INDEX IF NOT EXISTS call_edges_by_caller ON call_edges(caller_symbol_id);
@@ -154,8 +159,11 @@ CREATE TABLE IF NOT EXISTS import_edges (
     id            INTEGER PRIMARY KEY,
     file_path     TEXT NOT NULL,
     module        TEXT NOT NULL,        -- as written
-    resolved_path TEXT,                 -- project file it resolves to, if any
-    line          INTEGER NOT NULL
+    resolved_path TEXT,                 -- project file (or package folder) it resolves to, if any
+    line          INTEGER NOT NULL,
+    resolved_kind TEXT,                 -- file | directory (Go packages, Java wildcards)
+    names         TEXT NOT NULL DEFAULT '[]',   -- JSON array: names imported from the module
+    language      TEXT
 );
 CREATE INDEX IF NOT EXISTS import_edges_by_file ON import_edges(file_path);
 CREATE INDEX IF NOT EXISTS import_edges_by_target ON import_edges(resolved_path);

@@ -1,0 +1,1 @@
+"""Local Memory benchmark suite: retrieval quality, latency, indexing and read-only isolation (see README.md)."""

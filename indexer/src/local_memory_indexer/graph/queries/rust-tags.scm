@@ -1,0 +1,40 @@
+; Local Memory tags for Rust. Capture convention: local_memory_indexer.graph.extract.
+; An impl block is a scope: functions inside `impl Server` are qualified Server.<name>.
+
+; --- scopes and definitions ---
+(impl_item type: (type_identifier) @name.scope) @scope
+(impl_item type: (generic_type type: (type_identifier) @name.scope)) @scope
+(impl_item type: (scoped_type_identifier name: (type_identifier) @name.scope)) @scope
+(trait_item name: (type_identifier) @name.definition.trait) @definition.trait
+(struct_item name: (type_identifier) @name.definition.struct) @definition.struct
+(enum_item name: (type_identifier) @name.definition.enum) @definition.enum
+(union_item name: (type_identifier) @name.definition.struct) @definition.struct
+(type_item name: (type_identifier) @name.definition.type) @definition.type
+(mod_item name: (identifier) @name.definition.module body: (declaration_list)) @definition.module
+(function_item name: (identifier) @name.definition.function) @definition.function
+
+; --- calls (macros are not calls) ---
+(call_expression function: (identifier) @name.reference.call) @reference.call
+(call_expression function: (scoped_identifier name: (identifier) @name.reference.call)) @reference.call
+(call_expression function: (field_expression field: (field_identifier) @name.reference.call)) @reference.call
+(call_expression function: (generic_function function: (identifier) @name.reference.call)) @reference.call
+(call_expression
+  function: (generic_function function: (scoped_identifier name: (identifier) @name.reference.call))) @reference.call
+(call_expression
+  function: (generic_function function: (field_expression field: (field_identifier) @name.reference.call))) @reference.call
+
+; --- imports: `use` paths and out-of-line `mod name;` declarations ---
+(use_declaration argument: (_) @name.reference.import) @reference.import
+(mod_item name: (identifier) @name.reference.import !body) @reference.import
+
+; --- local types: `c: &Conn`, `let x: Conn`, `let x = Conn::new()`, `let x = Conn { .. }` ---
+(parameter
+  pattern: (identifier) @name.local
+  type: [(type_identifier) @type.local (reference_type type: (type_identifier) @type.local)])
+(let_declaration
+  pattern: (identifier) @name.local
+  type: [(type_identifier) @type.local (reference_type type: (type_identifier) @type.local)])
+(let_declaration
+  pattern: (identifier) @name.local
+  value: (call_expression function: (scoped_identifier path: (identifier) @type.local)))
+(let_declaration pattern: (identifier) @name.local value: (struct_expression name: (type_identifier) @type.local))

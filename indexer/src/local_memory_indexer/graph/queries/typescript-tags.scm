@@ -1,0 +1,57 @@
+; Local Memory tags for TypeScript. Capture convention: local_memory_indexer.graph.extract.
+
+; --- definitions (signatures without a body are not definitions) ---
+(function_declaration name: (identifier) @name.definition.function) @definition.function
+(generator_function_declaration name: (identifier) @name.definition.function) @definition.function
+(class_declaration name: (type_identifier) @name.definition.class) @definition.class
+(abstract_class_declaration name: (type_identifier) @name.definition.class) @definition.class
+(class name: (type_identifier) @name.definition.class) @definition.class
+(interface_declaration name: (type_identifier) @name.definition.interface) @definition.interface
+(enum_declaration name: (identifier) @name.definition.enum) @definition.enum
+(type_alias_declaration name: (type_identifier) @name.definition.type) @definition.type
+(internal_module name: (identifier) @name.definition.module) @definition.module
+(module name: (identifier) @name.definition.module) @definition.module
+(method_definition name: (property_identifier) @name.definition.method) @definition.method
+(public_field_definition
+  name: (property_identifier) @name.definition.method
+  value: [(arrow_function) (function) (generator_function)]) @definition.method
+(variable_declarator
+  name: (identifier) @name.definition.function
+  value: [(arrow_function) (function) (generator_function)]) @definition.function
+(assignment_expression
+  left: (member_expression property: (property_identifier) @name.definition.function)
+  right: [(arrow_function) (function)]) @definition.function
+(pair
+  key: (property_identifier) @name.definition.function
+  value: [(arrow_function) (function)]) @definition.function
+
+; --- calls ---
+(call_expression function: (identifier) @name.reference.call) @reference.call
+(call_expression function: (member_expression property: (property_identifier) @name.reference.call)) @reference.call
+(new_expression constructor: (identifier) @name.reference.call) @reference.call
+(new_expression constructor: (member_expression property: (property_identifier) @name.reference.call)) @reference.call
+
+; --- dynamic calls ---
+(call_expression function: (subscript_expression index: (string (string_fragment) @name.reference.dynamic_call))) @reference.dynamic_call
+(call_expression function: (subscript_expression)) @reference.dynamic_call
+
+; --- imports ---
+(import_statement source: (string (string_fragment) @name.reference.import)) @reference.import
+(import_statement
+  (import_clause (named_imports (import_specifier name: (identifier) @imported.reference.import)))) @reference.import
+(import_statement (import_require_clause source: (string (string_fragment) @name.reference.import))) @reference.import
+(export_statement source: (string (string_fragment) @name.reference.import)) @reference.import
+(call_expression
+  function: (identifier) @_fn (#eq? @_fn "require")
+  arguments: (arguments . (string (string_fragment) @name.reference.import))) @reference.import
+(call_expression
+  function: (import)
+  arguments: (arguments . (string (string_fragment) @name.reference.import))) @reference.import
+
+; --- local types: `const x = new Client()`, `x: Client`, `this.x = new Client()` ---
+(variable_declarator name: (identifier) @name.local value: (new_expression constructor: (identifier) @type.local))
+(assignment_expression left: (member_expression) @name.local right: (new_expression constructor: (identifier) @type.local))
+(variable_declarator name: (identifier) @name.local type: (type_annotation (type_identifier) @type.local))
+(required_parameter pattern: (identifier) @name.local type: (type_annotation (type_identifier) @type.local))
+(optional_parameter pattern: (identifier) @name.local type: (type_annotation (type_identifier) @type.local))
+(public_field_definition name: (property_identifier) @name.local type: (type_annotation (type_identifier) @type.local))

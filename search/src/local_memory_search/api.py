@@ -1,0 +1,449 @@
+"""The search tools as plain library functions: validate, open the index read-only, rank, shape.
+
+Each function takes its pydantic params model (see ``params``) and returns a ``ToolOutput``;
+``tools.call_tool`` wraps it in the response envelope. Bad input raises ``InvalidArgument``;
+unknown projects raise ``NotIndexed``; every degradation is a warning, never an error.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from local_memory_shared.config import Settings, load_settings
+from local_memory_shared.envelope import ok
+from local_memory_shared.errors import NotFound
+from local_memory_shared.schema import CHUNK_FIELDS, VECTOR_COLUMN
+
+from . import degradation as W
+from .filters import lance_where
+from .hybrid import (
+    CANDIDATE_DEPTH,
+    LegHit,
+    LegResult,
+    RankRequest,
+    Ranking,
+    Scored,
+    candidate_depth,
+    fuse,
+    like_search,
+    query_words,
+    rank,
+    vector_search,
+    LegFailed,
+)
+from .params import (
+    ExplainMatchParams,
+    GetChunkParams,
+    ReadChunkNeighborsParams,
+    SearchHybridParams,
+    SearchKeywordParams,
+    SearchParams,
+    SearchSemanticParams,
+    SearchSimilarParams,
+)
+from .store import IndexReader, open_index, sql_str
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool answers before it is wrapped in the envelope."""
+
+    results: list[dict[str, Any]] | None = None
+    data: dict[str, Any] | None = None
+    warnings: list[dict[str, str]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def envelope(self) -> dict[str, Any]:
+        """The contract-1.0 success envelope."""
+        return ok(results=self.results, data=self.data, warnings=list(self.warnings), **self.extra)
+
+
+# -- result cache ---------------------------------------------------------------------------
+
+
+class ResultCache:
+    """LRU of tool answers keyed by (index snapshot, tool, arguments); degraded answers are not kept."""
+
+    def __init__(self, size: int = 256):
+        self._size = size
+        self._items: OrderedDict[str, ToolOutput] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(reader: IndexReader, tool: str, params: Any) -> str:
+        args = params.model_dump(exclude={"cache_bust"}, mode="json")
+        return json.dumps([list(reader.cache_token), tool, args], sort_keys=True, default=str)
+
+    def get(self, key: str) -> ToolOutput | None:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None:
+                return None
+            self._items.move_to_end(key)
+        return copy.deepcopy(hit)
+
+    def put(self, key: str, value: ToolOutput) -> None:
+        if any(w["code"] in W.DEGRADED for w in value.warnings):
+            return
+        with self._lock:
+            self._items[key] = copy.deepcopy(value)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+RESULT_CACHE = ResultCache()
+
+
+# -- shaping --------------------------------------------------------------------------------
+
+
+def shape_chunk(
+    chunk: dict[str, Any],
+    *,
+    fields: list[str] | None = None,
+    exclude_fields: list[str] | None = None,
+    max_chars: int = 0,
+    summary_only: bool = False,
+    score: float | None = None,
+) -> dict[str, Any]:
+    """Select fields, truncate text to ``max_chars`` and drop text for ``summary_only``."""
+    out: dict[str, Any] = {}
+    wanted = set(fields) if fields else None
+    excluded = set(exclude_fields or ())
+    for name in CHUNK_FIELDS:
+        if name != "chunk_id" and ((wanted is not None and name not in wanted) or name in excluded):
+            continue
+        out[name] = chunk.get(name)
+    if summary_only:
+        text = chunk.get("text") or ""
+        if "summary" in out or wanted is None:
+            out["summary"] = chunk.get("summary") or next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        out.pop("text", None)
+    elif "text" in out and max_chars and isinstance(out["text"], str) and len(out["text"]) > max_chars:
+        out["text_chars"] = len(out["text"])
+        out["text"] = out["text"][:max_chars]
+        out["truncated"] = True
+    if score is not None and (wanted is None or "score" in wanted) and "score" not in excluded:
+        out["score"] = score
+    return out
+
+
+def _paging(offset: int, limit: int, total: int) -> dict[str, Any]:
+    has_more = offset + limit < total
+    return {"offset": offset, "limit": limit, "total": total, "has_more": has_more,
+            "next_offset": offset + limit if has_more else None}
+
+
+def _no_match_warning(reader: IndexReader, query: str, filtered: bool) -> dict[str, str]:
+    try:
+        count = reader.mirror_count()
+    except Exception:  # the count only decorates the message
+        count = -1
+    where = " with these filters" if filtered else ""
+    what = f"{count} chunks are indexed" if count >= 0 else "the index is readable"
+    return W.warn(W.NO_MATCHES, f"({what} at version {reader.version}; nothing matched {query[:80]!r}{where}.)")
+
+
+def _page_from_ranking(reader: IndexReader, ranking: Ranking, params: SearchParams | SearchSimilarParams,
+                       query_label: str) -> ToolOutput:
+    warnings = [*reader.warnings, *ranking.warnings]
+    kept = ranking.ranked[: ranking.kept]
+    page = kept[params.offset : params.offset + params.limit]
+    rows = reader.fetch_chunks(s.chunk_id for s in page)
+    results = []
+    for s in page:
+        chunk = rows.get(s.chunk_id)
+        if chunk is None:  # published rows always have a mirror row; skip rather than invent one
+            log.warning("chunk %s missing from both stores", s.chunk_id)
+            continue
+        results.append(
+            shape_chunk(chunk, fields=params.fields, exclude_fields=params.exclude_fields,
+                        max_chars=params.max_chars, summary_only=params.summary_only, score=s.score)
+        )
+    if not kept and reader.version is not None:
+        warnings.append(_no_match_warning(reader, query_label, params.filters is not None))
+    elif kept and not page:
+        warnings.append(W.warn(W.PAGE_EMPTY, f"({len(kept)} results; offset {params.offset})."))
+    meta = {
+        "mode": ranking.mode,
+        "alpha_effective": ranking.alpha_effective,
+        "legs": ranking.legs,
+        "published_version": reader.version,
+        "timings_ms": ranking.timings_ms,
+        "cached": False,
+    }
+    return ToolOutput(results=results, warnings=warnings,
+                      extra={**_paging(params.offset, params.limit, len(kept)), "search": meta})
+
+
+# -- search tools ---------------------------------------------------------------------------
+
+
+def _search(params: SearchParams, mode: str, tool: str, settings: Settings | None) -> ToolOutput:
+    started = time.perf_counter()
+    with open_index(params.project_path, settings) as reader:
+        key = ResultCache.key(reader, tool, params)
+        if not params.cache_bust:
+            hit = RESULT_CACHE.get(key)
+            if hit is not None:
+                hit.extra["search"]["cached"] = True
+                hit.extra["search"]["timings_ms"] = {"total": round((time.perf_counter() - started) * 1000, 3)}
+                return hit
+        req = RankRequest(
+            query=params.query,
+            mode=mode,  # type: ignore[arg-type]
+            alpha=getattr(params, "alpha", 0.65),
+            rrf_k=getattr(params, "rrf_k", 60),
+            recency_weight=params.recency_weight,
+            gap_threshold=params.gap_threshold,
+            filters=params.filters,
+            depth=candidate_depth(params.offset, params.limit),
+        )
+        out = _page_from_ranking(reader, rank(reader, req), params, params.query)
+        out.extra["search"]["timings_ms"]["total"] = round((time.perf_counter() - started) * 1000, 3)
+        RESULT_CACHE.put(key, out)
+        return out
+
+
+def search_hybrid(params: SearchHybridParams, settings: Settings | None = None) -> ToolOutput:
+    """Hybrid search: vector ANN + BM25 fused with weighted RRF, identifier and recency boosts."""
+    return _search(params, "hybrid", "search_hybrid", settings)
+
+
+def search_semantic(params: SearchSemanticParams, settings: Settings | None = None) -> ToolOutput:
+    """Pure vector search with the index's own embedding model."""
+    return _search(params, "semantic", "search_semantic", settings)
+
+
+def search_keyword(params: SearchKeywordParams, settings: Settings | None = None) -> ToolOutput:
+    """Pure BM25 (full-text) search."""
+    return _search(params, "keyword", "search_keyword", settings)
+
+
+# -- chunk navigation -----------------------------------------------------------------------
+
+
+def _require_chunk(reader: IndexReader, chunk_id: str) -> dict[str, Any]:
+    chunk = reader.fetch_chunks([chunk_id]).get(chunk_id)
+    if chunk is None:
+        raise NotFound(f"no chunk {chunk_id!r} in {reader.project} (ids change only when code moves; search again)",
+                       field="chunk_id")
+    return chunk
+
+
+def get_chunk(params: GetChunkParams, settings: Settings | None = None) -> ToolOutput:
+    """One chunk by its stable id (whole text unless ``max_chars``)."""
+    with open_index(params.project_path, settings) as reader:
+        chunk = _require_chunk(reader, params.chunk_id)
+        return ToolOutput(data=shape_chunk(chunk, fields=params.fields, max_chars=params.max_chars),
+                          warnings=list(reader.warnings))
+
+
+def read_chunk_neighbors(params: ReadChunkNeighborsParams, settings: Settings | None = None) -> ToolOutput:
+    """The chunks just before and after one chunk in its file."""
+    with open_index(params.project_path, settings) as reader:
+        chunk = _require_chunk(reader, params.chunk_id)
+        siblings = reader.file_chunks(chunk["file_path"])
+        index = next((i for i, c in enumerate(siblings) if c["chunk_id"] == params.chunk_id), None)
+        if index is None:
+            siblings, index = [chunk], 0
+        before = siblings[max(0, index - params.before) : index] if params.before else []
+        after = siblings[index + 1 : index + 1 + params.after]
+
+        def shape(c: dict[str, Any]) -> dict[str, Any]:
+            return shape_chunk(c, max_chars=params.max_chars)
+
+        data = {
+            "file_path": chunk["file_path"],
+            "chunk": shape(chunk),
+            "before": [shape(c) for c in before],
+            "after": [shape(c) for c in after],
+            "file_chunk_count": len(siblings),
+        }
+        return ToolOutput(data=data, warnings=list(reader.warnings))
+
+
+def _seed_chunks(reader: IndexReader, params: SearchSimilarParams) -> list[dict[str, Any]]:
+    path = params.file_path.replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    chunks = reader.file_chunks(path)
+    if not chunks:
+        raise NotFound(f"{params.file_path!r} has no indexed chunks in {reader.project}", field="file_path")
+    if params.function_name:
+        name = params.function_name
+        chunks = [
+            c for c in chunks
+            if name in (c.get("function_name"), c.get("symbol_name"), (c.get("symbol_name") or "").rsplit(".", 1)[-1])
+        ]
+        if not chunks:
+            raise NotFound(f"no function {name!r} in {params.file_path!r}", field="function_name")
+    return chunks
+
+
+def search_similar(params: SearchSimilarParams, settings: Settings | None = None) -> ToolOutput:
+    """Chunks whose vectors lie nearest a file's (or one function's) stored vector."""
+    started = time.perf_counter()
+    with open_index(params.project_path, settings) as reader:
+        seeds = _seed_chunks(reader, params)
+        key = ResultCache.key(reader, "search_similar", params)
+        if not params.cache_bust:
+            hit = RESULT_CACHE.get(key)
+            if hit is not None:
+                hit.extra["search"]["cached"] = True
+                return hit
+        seed_ids = [c["chunk_id"] for c in seeds]
+        exclude = (
+            f"chunk_id NOT IN ({', '.join(sql_str(c) for c in seed_ids)})"
+            if params.function_name
+            else f"file_path != {sql_str(seeds[0]['file_path'])}"
+        )
+        depth = params.offset + params.limit
+        warnings: list[dict[str, str]] = []
+        leg: LegResult | None = None
+        source_query = " ".join(
+            dict.fromkeys(w for c in seeds for w in query_words(f"{c.get('symbol_name') or ''} {c.get('summary') or ''}"))
+        )
+        t0 = time.perf_counter()
+        vector = _seed_vector(reader, seed_ids, warnings)
+        if vector is not None:
+            try:
+                rows, source = vector_search(reader, vector, lance_where(reader.project, params.filters, extra=[exclude]),
+                                             depth, warnings)
+                hits = tuple(LegHit(r["chunk_id"], i + 1, 1.0 - float(r["_distance"])) for i, r in enumerate(rows))
+                leg = LegResult("semantic", source, hits, time.perf_counter() - t0,
+                                {r["chunk_id"]: r for r in rows})
+            except LegFailed as exc:
+                warnings.append(exc.warning)
+        if leg is None:
+            # No vectors to compare: fall back to the seed's own words over the keyword store.
+            rows = [r for r in like_search(reader, query_words(source_query), params.filters, depth + len(seed_ids))
+                    if r["chunk_id"] not in seed_ids and (params.function_name or r["file_path"] != seeds[0]["file_path"])]
+            hits = tuple(LegHit(r["chunk_id"], i + 1, float(r["_score"])) for i, r in enumerate(rows[:depth]))
+            leg = LegResult("keyword", "sqlite_like", hits, time.perf_counter() - t0, {r["chunk_id"]: r for r in rows})
+        req = RankRequest(query="", mode="semantic" if leg.name == "semantic" else "keyword", recency_weight=0.0,
+                          gap_threshold=0.0, filters=params.filters, depth=depth)
+        ranked, kept = fuse(req, 1.0, leg if leg.name == "semantic" else None, leg if leg.name == "keyword" else None, None)
+        ranking = Ranking(req, req.mode, 1.0, ranked, kept, {leg.name: leg.source}, tuple(warnings),
+                          {"total": round((time.perf_counter() - started) * 1000, 3)}, None)
+        out = _page_from_ranking(reader, ranking, params, f"similar to {params.file_path}")
+        out.extra["seed"] = {"file_path": seeds[0]["file_path"], "function_name": params.function_name,
+                             "chunk_ids": seed_ids}
+        RESULT_CACHE.put(key, out)
+        return out
+
+
+def _seed_vector(reader: IndexReader, seed_ids: list[str], warnings: list[dict[str, str]]) -> np.ndarray | None:
+    if reader.table is None:
+        warnings.append(W.warn(W.VECTOR_LEG_UNAVAILABLE, "(no LanceDB table: similarity uses the seed's words)."))
+        return None
+    try:
+        rows = (
+            reader.table.search()
+            .where(f"chunk_id IN ({', '.join(sql_str(c) for c in seed_ids)})")
+            .select(["chunk_id", VECTOR_COLUMN])
+            .limit(len(seed_ids))
+            .to_arrow()
+        )
+        vectors = np.asarray(rows.column(VECTOR_COLUMN).to_pylist(), dtype=np.float32)
+    except Exception as exc:
+        warnings.append(W.warn(W.VECTOR_LEG_UNAVAILABLE, f"(cannot read seed vectors: {str(exc)[:200]})"))
+        return None
+    if vectors.size == 0 or not np.any(vectors):
+        warnings.append(W.warn(W.VECTOR_LEG_UNAVAILABLE, "(the seed chunks have no vectors yet)."))
+        return None
+    mean = vectors.mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    return mean / norm if norm else None
+
+
+# -- explain --------------------------------------------------------------------------------
+
+
+def _leg_dict(hit: LegHit | None, contribution: float, weight: float, score_name: str) -> dict[str, Any]:
+    return {
+        "rank": hit.rank if hit else None,
+        score_name: hit.score if hit else None,
+        "weight": weight,
+        "contribution": contribution,
+    }
+
+
+def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str, Any]:
+    """The score breakdown of one candidate of ``ranking``."""
+    req = ranking.request
+    alpha = ranking.alpha_effective
+    position = ranking.position(scored.chunk_id)
+    top = ranking.ranked[0].score if ranking.ranked else 0.0
+    out: dict[str, Any] = {
+        "rank": position,
+        "in_results": position is not None and position <= ranking.kept,
+        "final_score": scored.score,
+        "semantic": _leg_dict(scored.semantic, scored.semantic_rrf, alpha, "cosine_similarity"),
+        "keyword": _leg_dict(scored.keyword, scored.keyword_rrf, 1.0 - alpha, "bm25"),
+        "rrf_score": scored.base,
+        "identifier_boost": {"matched": scored.identifier_match, "multiplier": scored.identifier_multiplier},
+        "recency_boost": {"multiplier": scored.recency_multiplier},
+    }
+    if verbosity == "full":
+        out["recency_boost"].update(
+            {"updated_at": scored.updated_at, "newest_in_index": ranking.newest_updated_at,
+             "age_days": None if scored.age_days is None else round(scored.age_days, 3),
+             "recency": scored.recency, "weight": req.recency_weight}
+        )
+        out["gap"] = {"threshold": req.gap_threshold, "top_score": top,
+                      "ratio": scored.score / top if top else None, "kept": ranking.kept}
+        out["formula"] = (
+            "final = (alpha/(rrf_k + rank_semantic) + (1 - alpha)/(rrf_k + rank_keyword)) "
+            "x identifier_multiplier x recency_multiplier"
+        )
+        out["legs"] = ranking.legs
+        if position is not None:
+            around = ranking.ranked[max(0, position - 2) : position + 1]
+            out["neighbors"] = [{"rank": ranking.position(s.chunk_id), "chunk_id": s.chunk_id, "final_score": s.score}
+                                for s in around if s.chunk_id != scored.chunk_id]
+    return out
+
+
+def explain_match(params: ExplainMatchParams, settings: Settings | None = None) -> ToolOutput:
+    """Why ``result_id`` ranked where it did for ``query`` in search_hybrid (same numbers, same order)."""
+    with open_index(params.project_path, settings) as reader:
+        chunk = _require_chunk(reader, params.result_id)
+        req = RankRequest(query=params.query, mode="hybrid", alpha=params.alpha, rrf_k=params.rrf_k,
+                          recency_weight=params.recency_weight, gap_threshold=params.gap_threshold,
+                          filters=params.filters, depth=CANDIDATE_DEPTH)
+        ranking = rank(reader, req)
+        scored = next((s for s in ranking.ranked if s.chunk_id == params.result_id), None)
+        data: dict[str, Any] = {
+            "result_id": params.result_id,
+            "query": params.query,
+            "file_path": chunk["file_path"],
+            "symbol_name": chunk["symbol_name"],
+            "lines": [chunk["start_line"], chunk["end_line"]],
+            "alpha": params.alpha,
+            "alpha_effective": ranking.alpha_effective,
+            "rrf_k": params.rrf_k,
+            "candidates": len(ranking.ranked),
+        }
+        if scored is None:
+            data.update({"found": False, "rank": None, "in_results": False, "final_score": 0.0,
+                         "reason": f"neither leg retrieved this chunk within its top {CANDIDATE_DEPTH}"})
+        else:
+            data["found"] = True
+            data.update(explain_scored(ranking, scored, params.verbosity))
+        return ToolOutput(data=data, warnings=[*reader.warnings, *ranking.warnings])

@@ -1,0 +1,129 @@
+"""``local-memory-search``: the MCP server (no arguments) and a thin CLI over the tool registry.
+
+    local-memory-search                                   serve MCP over stdio
+    local-memory-search query "TEXT" [--project P] [--mode hybrid|keyword|semantic] [--limit N] [--json]
+    local-memory-search tool NAME --args '{"query": "..."}'   print exactly the tool's envelope
+    local-memory-search tools [--json]                    list the tools
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from .tools import TOOLS, call_tool
+
+MODES = {"hybrid": "search_hybrid", "keyword": "search_keyword", "semantic": "search_semantic"}
+SNIPPET_LINES = 4
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="local-memory-search", description="Read-only Local Memory searcher.")
+    sub = p.add_subparsers(dest="command")
+
+    q = sub.add_parser("query", help="search the index and print readable hits")
+    q.add_argument("text", help="the query: identifiers, keywords or natural language")
+    q.add_argument("--project", "-p", help="project root (default: LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT, then cwd)")
+    q.add_argument("--mode", "-m", choices=sorted(MODES), default="hybrid")
+    q.add_argument("--limit", "-n", type=int, default=10)
+    q.add_argument("--offset", type=int, default=0)
+    q.add_argument("--filters", help="filters as a JSON object, e.g. '{\"language\": \"python\"}'")
+    q.add_argument("--json", action="store_true", help="print the envelope JSON instead")
+
+    t = sub.add_parser("tool", help="call any tool of this server in-process and print its envelope")
+    t.add_argument("name", help="tool name, e.g. search_hybrid")
+    t.add_argument("--args", "-a", default="{}", help="tool arguments as a JSON object")
+    t.add_argument("--json", action="store_true", help="(default) print the envelope JSON")
+
+    ls = sub.add_parser("tools", help="list the tools")
+    ls.add_argument("--json", action="store_true", help="print names, descriptions and input schemas as JSON")
+    return p
+
+
+def _print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+
+
+def _render_hits(envelope: dict[str, Any], console: Console, err: Console) -> None:
+    for w in envelope.get("warnings", []):
+        err.print(f"[yellow]warning[/] [bold]{w['code']}[/]: {escape(w['message'])}")
+    if not envelope.get("ok"):
+        e = envelope["error"]
+        where = f" (field {e['field']})" if e.get("field") else ""
+        err.print(f"[red]error[/] [bold]{e['code']}[/]{where}: {escape(e['message'])}")
+        return
+    results = envelope.get("results") or []
+    offset = envelope.get("offset", 0)
+    for i, hit in enumerate(results, start=offset + 1):
+        symbol = hit.get("symbol_name") or hit.get("chunk_kind") or ""
+        console.print(
+            f"[bold]{i:>2}.[/] [cyan]{escape(hit['file_path'])}:{hit['start_line']}-{hit['end_line']}[/]  "
+            f"[green]{escape(symbol)}[/]  [dim]score {hit.get('score', 0):.4f}  id {hit['chunk_id']}[/]"
+        )
+        lines = [ln for ln in (hit.get("text") or hit.get("summary") or "").splitlines() if ln.strip()]
+        for line in lines[:SNIPPET_LINES]:
+            console.print(f"      [dim]{escape(line[:160])}[/]", highlight=False)
+    meta = envelope.get("search", {})
+    more = f"; more from --offset {envelope['next_offset']}" if envelope.get("has_more") else ""
+    err.print(
+        f"[dim]{len(results)} of {envelope.get('total', len(results))} hits ({meta.get('mode', '?')}, "
+        f"{meta.get('timings_ms', {}).get('total', 0):.0f} ms){more}[/]"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``local-memory-search`` script."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        from .server import main as serve
+
+        serve()
+        return 0
+    args = _parser().parse_args(argv)
+    if args.command == "tool":
+        try:
+            tool_args = json.loads(args.args)
+        except json.JSONDecodeError as exc:
+            from local_memory_shared.envelope import error
+            from local_memory_shared.errors import InvalidArgument
+
+            envelope = error(InvalidArgument(f"--args is not valid JSON: {exc}", field="args"))
+        else:
+            envelope = call_tool(args.name, tool_args)
+        _print_json(envelope)
+        return 0 if envelope.get("ok") else 1
+    if args.command == "tools":
+        if args.json:
+            _print_json([{"name": s.name, "description": s.description, "read_only": s.read_only,
+                          "input_schema": s.input_schema()} for s in TOOLS.values()])
+        else:
+            console = Console()
+            for spec in TOOLS.values():
+                console.print(f"[bold]{spec.name}[/]: {escape(spec.description)}")
+        return 0
+    if args.command == "query":
+        tool_args: dict[str, Any] = {"query": args.text, "limit": args.limit, "offset": args.offset}
+        if args.project:
+            tool_args["project_path"] = args.project
+        if args.filters:
+            try:
+                tool_args["filters"] = json.loads(args.filters)
+            except json.JSONDecodeError:
+                tool_args["filters"] = args.filters  # let validation name the field
+        envelope = call_tool(MODES[args.mode], tool_args)
+        if args.json:
+            _print_json(envelope)
+        else:
+            _render_hits(envelope, Console(), Console(stderr=True))
+        return 0 if envelope.get("ok") else 1
+    _parser().print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

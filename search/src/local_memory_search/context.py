@@ -1,0 +1,646 @@
+"""``retrieve_context_pack``: a character-budgeted, ready-to-paste context pack for an LLM prompt.
+
+Candidates come from the same ranking as ``search_hybrid`` (:func:`hybrid.rank`), optionally
+re-ordered by the Ollama re-ranker. The pack then:
+
+1. groups hits by file, files in the order of their best hit, at most ``max_files`` files;
+2. spends the budget on hits first, in rank order (one hit may take at most half the budget
+   while others wait), then lets truncated hits grow back, then adds neighbour chunks
+   (``chunk_index`` ± 1 … ``neighbor_hops``), nearest first;
+3. works on line numbers, so overlapping chunks (split definitions overlap, class skeletons
+   share their headers) and adjacent ranges merge into one excerpt and no line appears twice;
+   gaps of up to two blank lines between excerpts are bridged;
+4. measures the rendered text exactly: the ready-to-paste ``text`` (headers and fences
+   included) is never longer than ``max_chars``, so neither are the excerpts.
+
+Lines come from the file on disk when its sha256 still equals the indexed ``content_hash``
+(``source: "disk"``), otherwise from the indexed chunk texts (``source: "index"``): either way
+they are exactly what was indexed. A chunk that does not fit whole is cut by line according to
+``truncate_strategy``, which names the part that is cut: ``middle`` keeps the head and the tail,
+``tail`` keeps the head, ``head`` keeps the tail. Neighbours are cut on the side away from the
+hit. ``est_tokens`` is ``ceil(chars / 4)``, the usual estimate for code and English.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from local_memory_shared.config import Settings, load_settings
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from . import degradation as W
+from .api import ToolOutput
+from .hybrid import CANDIDATE_DEPTH, RankRequest, rank
+from .params import MAX_QUERY_CHARS, Filters
+from .rerank import OllamaReranker, RerankCandidate
+from .store import IndexReader, open_index
+
+log = logging.getLogger(__name__)
+
+TruncateStrategy = Literal["middle", "tail", "head"]
+
+#: Characters per token for ``est_tokens``.
+CHARS_PER_TOKEN = 4
+#: Blank-line gaps up to this long between two excerpts of a file are filled in (one excerpt reads better).
+BRIDGE_BLANK_LINES = 2
+#: Share of the budget one hit may take while other hits still wait (it may grow back later).
+FIRST_PASS_SHARE = 0.5
+
+_ELISION = re.compile(r"\(lines (\d+)-(\d+)\)\s*$")
+
+
+class ContextPackParams(BaseModel):
+    """retrieve_context_pack: seed 003's parameters, defaults and bounds."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    query: str = Field(..., min_length=1, max_length=MAX_QUERY_CHARS, description="Search query.")
+    project_path: str | None = Field(
+        None,
+        description="Absolute path of the indexed project root (default: LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT).",
+    )
+    max_files: int = Field(8, ge=1, le=50, description="Max distinct files in the pack.")
+    max_chars: int = Field(
+        12000,
+        ge=1,
+        le=1_000_000,
+        description="Total character budget for the whole pack (headers and fences included).",
+    )
+    include_neighbors: bool = Field(True, description="Append adjacent chunks of each hit's file.")
+    neighbor_hops: int = Field(1, ge=0, le=3, description="Neighbour expansion depth in chunks (0-3).")
+    rerank: bool = Field(False, description="Re-rank candidates with the Ollama LLM (RERANK_MODEL).")
+    truncate_strategy: TruncateStrategy = Field(
+        "middle",
+        description="Which part of an over-long excerpt is cut: middle (keep head+tail), tail, or head.",
+    )
+    filters: Filters | None = Field(None, description="Pre-filter hits (the 8 keys of seed 003).")
+    alpha: float = Field(0.65, ge=0.0, le=1.0, description="RRF semantic weight (0 = keyword-only).")
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query must not be blank")
+        return value
+
+
+# --------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PackExcerpt:
+    """One contiguous line range of a file in the pack."""
+
+    start_line: int
+    end_line: int
+    symbol: str
+    symbols: tuple[str, ...]
+    chunk_ids: tuple[str, ...]
+    hit: bool
+    truncated: bool
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "symbol": self.symbol,
+            "symbols": list(self.symbols),
+            "chunk_ids": list(self.chunk_ids),
+            "hit": self.hit,
+            "truncated": self.truncated,
+            "chars": len(self.text),
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class PackFile:
+    """A file of the pack: its excerpts in line order."""
+
+    file_path: str
+    language: str
+    rank: int
+    best_hit_rank: int
+    score: float
+    source: str  # disk | index
+    excerpts: tuple[PackExcerpt, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file_path": self.file_path,
+            "language": self.language,
+            "rank": self.rank,
+            "best_hit_rank": self.best_hit_rank,
+            "score": self.score,
+            "source": self.source,
+            "excerpts": [e.to_dict() for e in self.excerpts],
+        }
+
+
+@dataclass(frozen=True)
+class ContextPack:
+    """The pack: structured files and the one ready-to-paste text block."""
+
+    files: tuple[PackFile, ...]
+    text: str
+    max_chars: int
+    truncated: bool
+    omitted: dict[str, int]
+
+    @property
+    def est_tokens(self) -> int:
+        return math.ceil(len(self.text) / CHARS_PER_TOKEN)
+
+    @property
+    def excerpt_chars(self) -> int:
+        return sum(len(e.text) for f in self.files for e in f.excerpts)
+
+
+# --------------------------------------------------------------------------------------------
+# Line handling
+# --------------------------------------------------------------------------------------------
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as the chunker numbers them: split on ``\\n``, ``\\r`` dropped, no empty tail."""
+    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def align_chunk(text: str, start: int, end: int, known: dict[int, str], complete: bool) -> dict[int, str]:
+    """Line number → text for a chunk's lines.
+
+    Contiguous chunks map one to one. Class skeletons replace member bodies with a synthetic
+    ``… Name (lines a-b)`` line: such lines are dropped and the walk resumes after the member.
+    ``known`` holds the file's lines (``complete``) or those other chunks revealed; unknown
+    positions then trust the chunk text.
+    """
+    lines = split_lines(text)
+    if len(lines) == end - start + 1 and (
+        not complete or all(known.get(start + i) == t for i, t in enumerate(lines))
+    ):
+        return {start + i: t for i, t in enumerate(lines)}
+    out: dict[int, str] = {}
+    p = start
+    for line in lines:
+        if p > end:
+            break
+        if p in known:
+            if known[p] == line:
+                out[p] = line
+                p += 1
+                continue
+            q = next((q for q in range(p + 1, end + 1) if known.get(q) == line), None)
+            if q is not None:
+                out[q] = line
+                p = q + 1
+                continue
+        elif not complete and not _ELISION.search(line):
+            out[p] = line
+            p += 1
+            continue
+        marker = _ELISION.search(line)
+        if marker:  # skip the elided member; its closing line (if kept) is its last line
+            p = max(p, int(marker.group(2)))
+    return out
+
+
+def _select(lines: Sequence[int], k: int, strategy: str) -> list[int]:
+    """``k`` of ``lines`` kept by ``strategy`` (the part named is the part cut)."""
+    n = len(lines)
+    if k >= n:
+        return list(lines)
+    if k <= 0:
+        return []
+    if strategy == "tail":
+        return list(lines[:k])
+    if strategy == "head":
+        return list(lines[n - k :])
+    head = (k + 1) // 2
+    return list(lines[:head]) + list(lines[n - (k - head) :])
+
+
+_FENCE_LANG = {"unknown": "", "text": "", "": ""}
+
+
+def _fence(content: str) -> str:
+    longest = max((len(m.group(0)) for m in re.finditer(r"`{3,}", content)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+# --------------------------------------------------------------------------------------------
+# The packer (pure: no I/O, so budgets can be tested exhaustively)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Unit:
+    chunk_id: str
+    symbol: str
+    lines: list[int]  # aligned line numbers of the chunk, ascending
+    strategy: str
+    hit: bool
+    hit_rank: int  # rank of the hit (or of the hit it neighbours)
+    level: int = 0  # how many of ``lines`` are selected
+
+    @property
+    def truncated(self) -> bool:
+        return 0 < self.level < len(self.lines)
+
+
+@dataclass
+class PackFileInput:
+    """One file's material for the packer: its known lines and its chunks in file order."""
+
+    file_path: str
+    language: str
+    best_hit_rank: int
+    score: float
+    source: str
+    known: dict[int, str]
+    chunks: list[dict[str, Any]]  # chunk rows of the file (chunk_index order)
+    hit_ids: list[str]  # hits of this file, in rank order
+    hit_ranks: dict[str, int] = field(default_factory=dict)
+
+
+class _FileState:
+    def __init__(self, spec: PackFileInput, rank_in_pack: int, complete: bool):
+        self.spec = spec
+        self.rank = rank_in_pack
+        self.complete = complete
+        self.units: dict[str, _Unit] = {}
+        self.blocks: list[str] = []
+        self.size = 0  # sum of block lengths
+
+    def selected(self, override: tuple[str, int] | None = None) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for unit in self.units.values():
+            level = override[1] if override and override[0] == unit.chunk_id else unit.level
+            for line in _select(unit.lines, level, unit.strategy):
+                out[line] = self.spec.known[line]
+        return out
+
+    def runs(self, lines: dict[int, str]) -> list[list[int]]:
+        numbers = sorted(lines)
+        runs: list[list[int]] = []
+        for n in numbers:
+            if runs:
+                last = runs[-1][-1]
+                gap = range(last + 1, n)
+                if n == last + 1:
+                    runs[-1].append(n)
+                    continue
+                if len(gap) <= BRIDGE_BLANK_LINES and all(
+                    not self.spec.known.get(g, "x").strip() for g in gap
+                ):
+                    runs[-1].extend(gap)
+                    runs[-1].append(n)
+                    continue
+            runs.append([n])
+        return runs
+
+    def owners(self, run: list[int], lines: dict[int, str], override: tuple[str, int] | None) -> list[_Unit]:
+        span = set(run)
+        found = []
+        for unit in self.units.values():
+            level = override[1] if override and override[0] == unit.chunk_id else unit.level
+            if level and span.intersection(_select(unit.lines, level, unit.strategy)):
+                found.append(unit)
+        # The hit names the excerpt; then whatever comes first in the file.
+        found.sort(key=lambda u: (not u.hit, u.hit_rank if u.hit else 0, u.lines[0] if u.lines else 0))
+        return found
+
+    def render(self, override: tuple[str, int] | None = None) -> tuple[list[str], list[PackExcerpt]]:
+        lines = self.selected(override)
+        blocks: list[str] = []
+        excerpts: list[PackExcerpt] = []
+        language = _FENCE_LANG.get(self.spec.language or "", self.spec.language or "")
+        for run in self.runs(lines):
+            owners = self.owners(run, lines, override)
+            symbols = tuple(dict.fromkeys(u.symbol for u in owners if u.symbol))
+            truncated = any(
+                (override[1] if override and override[0] == u.chunk_id else u.level) < len(u.lines)
+                for u in owners
+            )
+            content = "\n".join(self.spec.known[n] for n in run)
+            header = f"### {self.spec.file_path} (lines {run[0]}-{run[-1]})"
+            if symbols:
+                header += " — " + ", ".join(symbols[:3])
+            if truncated:
+                header += " (truncated)"
+            fence = _fence(content)
+            blocks.append(f"{header}\n{fence}{language}\n{content}\n{fence}")
+            excerpts.append(
+                PackExcerpt(
+                    start_line=run[0],
+                    end_line=run[-1],
+                    symbol=symbols[0] if symbols else "",
+                    symbols=symbols,
+                    chunk_ids=tuple(u.chunk_id for u in owners),
+                    hit=any(u.hit for u in owners),
+                    truncated=truncated,
+                    text=content,
+                )
+            )
+        return blocks, excerpts
+
+
+SEPARATOR = "\n\n"
+
+
+class Packer:
+    """Fills a character budget with hit and neighbour chunks; the rendered text never exceeds it."""
+
+    def __init__(self, files: Sequence[PackFileInput], *, max_chars: int, strategy: str, neighbor_hops: int):
+        self.max_chars = max_chars
+        self.strategy = strategy
+        self.hops = neighbor_hops
+        self.files = [_FileState(spec, i + 1, spec.source == "disk") for i, spec in enumerate(files)]
+        self.total_size = 0
+        self.total_blocks = 0
+        self.omitted = {"hits": 0, "neighbors": 0}
+
+    def _cost(self, size: int, blocks: int) -> int:
+        return size + len(SEPARATOR) * max(0, blocks - 1)
+
+    @property
+    def cost(self) -> int:
+        """Length of the rendered pack text right now."""
+        return self._cost(self.total_size, self.total_blocks)
+
+    def _try(self, state: _FileState, unit: _Unit, level: int, cap: int | None) -> bool:
+        blocks, _ = state.render((unit.chunk_id, level))
+        size = self.total_size - state.size + sum(len(b) for b in blocks)
+        count = self.total_blocks - len(state.blocks) + len(blocks)
+        new_cost = self._cost(size, count)
+        if new_cost > self.max_chars or (cap is not None and new_cost - self.cost > cap):
+            return False
+        unit.level = level
+        self.total_size, self.total_blocks = size, count
+        state.blocks, state.size = blocks, sum(len(b) for b in blocks)
+        return True
+
+    def _grow(self, state: _FileState, unit: _Unit, cap: int | None) -> bool:
+        """Raise ``unit`` to the highest level that fits; True if anything of it is selected."""
+        n = len(unit.lines)
+        if unit.level >= n:
+            return True
+        if self._try(state, unit, n, cap):
+            return True
+        lo, hi = unit.level + 1, n - 1  # binary search the largest level that fits
+        best = None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            blocks, _ = state.render((unit.chunk_id, mid))
+            size = self.total_size - state.size + sum(len(b) for b in blocks)
+            count = self.total_blocks - len(state.blocks) + len(blocks)
+            new_cost = self._cost(size, count)
+            if new_cost <= self.max_chars and (cap is None or new_cost - self.cost <= cap):
+                best, lo = mid, mid + 1
+            else:
+                hi = mid - 1
+        if best is not None:
+            self._try(state, unit, best, cap)
+        return unit.level > 0
+
+    def _unit(
+        self, state: _FileState, row: dict[str, Any], strategy: str, hit: bool, hit_rank: int
+    ) -> _Unit | None:
+        lines = sorted(
+            n
+            for n in align_chunk(
+                row["text"] or "",
+                int(row["start_line"]),
+                int(row["end_line"]),
+                state.spec.known,
+                state.complete,
+            )
+            if n in state.spec.known
+        )
+        if not lines:
+            return None
+        unit = _Unit(row["chunk_id"], row.get("symbol_name") or "", lines, strategy, hit, hit_rank)
+        state.units[unit.chunk_id] = unit
+        return unit
+
+    def build(self) -> ContextPack:
+        """Run the three passes and render the pack."""
+        rows_by_file = [{c["chunk_id"]: c for c in s.spec.chunks} for s in self.files]
+        hits: list[tuple[int, _FileState, dict[str, Any]]] = []
+        for state, rows in zip(self.files, rows_by_file, strict=True):
+            for cid in state.spec.hit_ids:
+                if cid in rows:
+                    hits.append((state.spec.hit_ranks.get(cid, 0), state, rows[cid]))
+        hits.sort(key=lambda h: h[0])
+        # Pass 1: every hit, in rank order; one hit may not take more than its share while others wait.
+        share = int(self.max_chars * FIRST_PASS_SHARE) if len(hits) > 1 else None
+        placed: list[tuple[_FileState, _Unit]] = []
+        for hit_rank, state, row in hits:
+            unit = self._unit(state, row, self.strategy, True, hit_rank)
+            if unit is None:
+                continue
+            if self._grow(state, unit, share):
+                placed.append((state, unit))
+            else:
+                del state.units[unit.chunk_id]
+                self.omitted["hits"] += 1
+        # Pass 2: truncated hits grow back into what is left.
+        for state, unit in placed:
+            if unit.truncated:
+                self._grow(state, unit, None)
+        # Pass 3: neighbours, nearest first; each is cut on the side away from its hit.
+        for distance in range(1, self.hops + 1):
+            for state in self.files:
+                order = [c["chunk_id"] for c in state.spec.chunks]
+                position = {cid: i for i, cid in enumerate(order)}
+                for cid in [u.chunk_id for u in state.units.values() if u.hit]:
+                    if cid not in position:
+                        continue
+                    i = position[cid]
+                    for j, strategy in ((i - distance, "head"), (i + distance, "tail")):
+                        if not 0 <= j < len(order) or order[j] in state.units:
+                            continue
+                        unit = self._unit(
+                            state, state.spec.chunks[j], strategy, False, state.units[cid].hit_rank
+                        )
+                        if unit is None:
+                            continue
+                        if not self._grow(state, unit, None):
+                            del state.units[unit.chunk_id]
+                            self.omitted["neighbors"] += 1
+        return self._finish()
+
+    def _finish(self) -> ContextPack:
+        files: list[PackFile] = []
+        blocks: list[str] = []
+        truncated = False
+        for state in self.files:
+            file_blocks, excerpts = state.render()
+            if not excerpts:
+                continue
+            blocks.extend(file_blocks)
+            truncated = truncated or any(e.truncated for e in excerpts)
+            files.append(
+                PackFile(
+                    file_path=state.spec.file_path,
+                    language=state.spec.language,
+                    rank=len(files) + 1,
+                    best_hit_rank=state.spec.best_hit_rank,
+                    score=state.spec.score,
+                    source=state.spec.source,
+                    excerpts=tuple(excerpts),
+                )
+            )
+        text = SEPARATOR.join(blocks)
+        assert len(text) <= self.max_chars, "packer exceeded its budget"
+        truncated = truncated or self.omitted["hits"] > 0
+        return ContextPack(tuple(files), text, self.max_chars, truncated, dict(self.omitted))
+
+
+# --------------------------------------------------------------------------------------------
+# From the index to packer input
+# --------------------------------------------------------------------------------------------
+
+
+def _file_lines(reader: IndexReader, path: str, chunks: list[dict[str, Any]]) -> tuple[dict[int, str], str]:
+    """The file's lines: from disk if unchanged since indexing, else what the chunks reveal."""
+    row = reader.conn.execute("SELECT content_hash FROM files WHERE path = ?", (path,)).fetchone()
+    root = reader.paths.project_path
+    candidate = (root / path).resolve()
+    if row is not None and (candidate == root or root in candidate.parents):
+        try:
+            data = Path(candidate).read_bytes()
+        except OSError:
+            data = None
+        if data is not None and hashlib.sha256(data).hexdigest() == row["content_hash"]:
+            lines = split_lines(data.decode("utf-8", errors="replace"))
+            return {i + 1: t for i, t in enumerate(lines)}, "disk"
+    known: dict[int, str] = {}
+    for c in chunks:  # contiguous chunks first: they pin lines exactly
+        lines = split_lines(c["text"] or "")
+        if len(lines) == int(c["end_line"]) - int(c["start_line"]) + 1:
+            for i, t in enumerate(lines):
+                known.setdefault(int(c["start_line"]) + i, t)
+    for c in chunks:  # then skeletons fill what only they hold
+        for n, t in align_chunk(
+            c["text"] or "", int(c["start_line"]), int(c["end_line"]), known, False
+        ).items():
+            known.setdefault(n, t)
+    return known, "index"
+
+
+def gather_files(
+    reader: IndexReader,
+    ordered_hits: Sequence[tuple[str, float]],
+    rows: dict[str, dict[str, Any]],
+    max_files: int,
+) -> tuple[list[PackFileInput], int]:
+    """Group hits (chunk_id, score) in rank order into at most ``max_files`` files; also returns files dropped."""
+    by_file: dict[str, PackFileInput] = {}
+    dropped: set[str] = set()
+    for position, (cid, score) in enumerate(ordered_hits, start=1):
+        row = rows.get(cid)
+        if row is None:
+            continue
+        path = row["file_path"]
+        spec = by_file.get(path)
+        if spec is None:
+            if len(by_file) >= max_files:
+                dropped.add(path)
+                continue
+            chunks = reader.file_chunks(path) or [row]
+            known, source = _file_lines(reader, path, chunks)
+            spec = PackFileInput(path, row.get("language") or "", position, score, source, known, chunks, [])
+            by_file[path] = spec
+        if cid not in spec.hit_ids:
+            spec.hit_ids.append(cid)
+            spec.hit_ranks[cid] = position
+        if not any(c["chunk_id"] == cid for c in spec.chunks):
+            spec.chunks.append(row)  # a hit the mirror lacks: still packed, without neighbours
+    return list(by_file.values()), len(dropped)
+
+
+def retrieve_context_pack(params: ContextPackParams, settings: Settings | None = None) -> ToolOutput:
+    """Hybrid retrieval → optional LLM re-rank → grouped, merged, budgeted excerpts plus one text block."""
+    settings = settings or load_settings()
+    started = time.perf_counter()
+    with open_index(params.project_path, settings) as reader:
+        depth = min(CANDIDATE_DEPTH, max(40, params.max_files * 5))
+        req = RankRequest(
+            query=params.query, mode="hybrid", alpha=params.alpha, filters=params.filters, depth=depth
+        )
+        ranking = rank(reader, req)
+        t_rank = time.perf_counter()
+        warnings = [*reader.warnings, *ranking.warnings]
+        kept = list(ranking.ranked[: ranking.kept])
+        rows = reader.fetch_chunks(s.chunk_id for s in kept)
+        ordered = [(s.chunk_id, s.score) for s in kept if s.chunk_id in rows]
+        rerank_info: dict[str, Any] = {"requested": params.rerank, "applied": False}
+        if params.rerank and len(ordered) > 1:
+            reranker = OllamaReranker.from_settings(settings)
+            candidates = [
+                RerankCandidate(
+                    rows[cid]["file_path"], rows[cid].get("symbol_name") or "", rows[cid]["text"] or ""
+                )
+                for cid, _ in ordered
+            ]
+            outcome = reranker.rerank(params.query, candidates)
+            ordered = [ordered[i] for i in outcome.order]
+            warnings.extend(outcome.warnings)
+            rerank_info = {
+                "requested": True,
+                "applied": outcome.reranked,
+                "model": outcome.model,
+                "candidates": min(len(candidates), reranker.max_candidates),
+                "latency_ms": round(outcome.latency_ms, 1),
+            }
+        t_rerank = time.perf_counter()
+        files, dropped_files = gather_files(reader, ordered, rows, params.max_files)
+        hops = params.neighbor_hops if params.include_neighbors else 0
+        pack = Packer(
+            files, max_chars=params.max_chars, strategy=params.truncate_strategy, neighbor_hops=hops
+        ).build()
+        if not kept and reader.version is not None:
+            warnings.append(W.warn(W.NO_MATCHES, f"(nothing matched {params.query[:80]!r})."))
+        done = time.perf_counter()
+        data = {
+            "query": params.query,
+            "files": [f.to_dict() for f in pack.files],
+            "text": pack.text,
+            "chars": len(pack.text),
+            "excerpt_chars": pack.excerpt_chars,
+            "max_chars": params.max_chars,
+            "est_tokens": pack.est_tokens,
+            "truncated": pack.truncated,
+            "omitted": {**pack.omitted, "files": dropped_files},
+            "candidates": len(kept),
+            "truncate_strategy": params.truncate_strategy,
+            "neighbor_hops": hops,
+            "rerank": rerank_info,
+            "search": {
+                "mode": ranking.mode,
+                "alpha_effective": ranking.alpha_effective,
+                "legs": ranking.legs,
+                "published_version": reader.version,
+            },
+            "timings_ms": {
+                "rank": round((t_rank - started) * 1000, 2),
+                "rerank": round((t_rerank - t_rank) * 1000, 2),
+                "pack": round((done - t_rerank) * 1000, 2),
+                "total": round((done - started) * 1000, 2),
+            },
+        }
+        return ToolOutput(data=data, warnings=warnings)

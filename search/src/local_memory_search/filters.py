@@ -1,0 +1,72 @@
+"""The eight seed-003 filters as a LanceDB SQL predicate and as a parameterised SQLite clause.
+
+Every LanceDB predicate also pins ``project_path`` and ``schema_version``, so no query can
+return another project's rows or rows of a stale schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from local_memory_shared.schema import SCHEMA_VERSION
+
+from .params import Filters
+from .store import sql_str
+
+
+def lance_where(project: str, filters: Filters | None, *, extra: list[str] | None = None) -> str:
+    """LanceDB ``where`` text for ``filters`` within ``project``."""
+    parts = [f"project_path = {sql_str(project)}", f"schema_version = {SCHEMA_VERSION}"]
+    if filters is not None:
+        if filters.language:
+            parts.append(f"language = {sql_str(filters.language)}")
+        if filters.file_extensions:
+            parts.append(f"file_extension IN ({', '.join(sql_str(e) for e in filters.file_extensions)})")
+        if filters.path_prefix:
+            parts.append(f"starts_with(file_path, {sql_str(filters.path_prefix)})")
+        if filters.updated_after:
+            parts.append(f"updated_at > {sql_str(filters.updated_after)}")
+        if filters.tags:
+            parts.append(f"array_has_any(tags, [{', '.join(sql_str(t) for t in filters.tags)}])")
+        if filters.class_name:
+            parts.append(f"class_name = {sql_str(filters.class_name)}")
+        if filters.function_name:
+            parts.append(f"function_name = {sql_str(filters.function_name)}")
+        if filters.last_commit_hash:
+            parts.append(f"last_commit_hash = {sql_str(filters.last_commit_hash)}")
+    parts.extend(extra or [])
+    return " AND ".join(f"({p})" for p in parts)
+
+
+def sqlite_where(filters: Filters | None, *, alias: str = "chunks") -> tuple[str, list[Any]]:
+    """SQLite ``WHERE`` body and parameters for ``filters`` over the chunk mirror."""
+    parts = [f"{alias}.schema_version = ?"]
+    args: list[Any] = [SCHEMA_VERSION]
+    if filters is not None:
+        if filters.language:
+            parts.append(f"{alias}.language = ?")
+            args.append(filters.language)
+        if filters.file_extensions:
+            parts.append(f"{alias}.file_extension IN ({','.join('?' * len(filters.file_extensions))})")
+            args.extend(filters.file_extensions)
+        if filters.path_prefix:
+            # substr instead of LIKE: a prefix may contain % or _.
+            parts.append(f"substr({alias}.file_path, 1, ?) = ?")
+            args.extend([len(filters.path_prefix), filters.path_prefix])
+        if filters.updated_after:
+            parts.append(f"{alias}.updated_at > ?")
+            args.append(filters.updated_after)
+        if filters.tags:
+            marks = ",".join("?" * len(filters.tags))
+            parts.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE json_each.value IN ({marks}))")
+            args.extend(filters.tags)
+        if filters.class_name:
+            parts.append(f"{alias}.class_name = ?")
+            args.append(filters.class_name)
+        if filters.function_name:
+            parts.append(f"{alias}.function_name = ?")
+            args.append(filters.function_name)
+        if filters.last_commit_hash:
+            parts.append(f"{alias}.last_commit_hash = ?")
+            args.append(filters.last_commit_hash)
+    return " AND ".join(parts), args

@@ -1,0 +1,170 @@
+"""Read-only wrappers over LanceDB: reads pass through, anything else raises ``READONLY_VIOLATION``.
+
+The wrappers work from an allow-list, not a deny-list: a method LanceDB adds in a later
+release is refused until someone decides it only reads. ``MUTATING_TABLE_METHODS`` and
+``MUTATING_DB_METHODS`` name the writers we know of (tests call every one of them).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from local_memory_shared.errors import ReadOnlyViolation, StoreError
+
+log = logging.getLogger(__name__)
+
+#: Table attributes that only read. ``checkout`` moves this handle's view to an older
+#: version; it writes nothing on disk, and it is how the searcher pins the published version.
+TABLE_READS: frozenset[str] = frozenset(
+    {
+        "name",
+        "version",
+        "schema",
+        "count_rows",
+        "search",
+        "list_indices",
+        "index_stats",
+        "list_versions",
+        "checkout",
+        "to_arrow",
+        "head",
+        "stats",
+        "take_offsets",
+        "take_row_ids",
+        "uri",
+        "tokenize",
+    }
+)
+
+#: Every mutating LanceDB ``Table`` method we know of (all refused; the allow-list refuses new ones too).
+MUTATING_TABLE_METHODS: tuple[str, ...] = (
+    "add",
+    "delete",
+    "update",
+    "merge",
+    "merge_insert",
+    "create_index",
+    "create_index_async",
+    "create_fts_index",
+    "create_scalar_index",
+    "drop_index",
+    "optimize",
+    "compact_files",
+    "cleanup_old_versions",
+    "add_columns",
+    "alter_columns",
+    "drop_columns",
+    "restore",
+    "refresh_column",
+    "refresh_column_async",
+    "update_field_metadata",
+    "replace_field_metadata",
+    "set_unenforced_primary_key",
+    "migrate_v2_manifest_paths",
+    "set_lsm_write_spec",
+    "unset_lsm_write_spec",
+    "checkpoint_lsm",
+    "flush_lsm",
+    "compact_lsm",
+    "close_lsm_writers",
+    "checkout_latest",  # would leave the published version
+    "tags",  # handle with create/update/delete
+    "branches",  # handle with create/delete
+    "to_lance",  # raw lance dataset, which has its own writers
+)
+
+#: Database-level reads.
+DB_READS: frozenset[str] = frozenset({"uri", "list_tables", "table_names", "table_exists"})
+
+#: Every mutating LanceDB connection method we know of.
+MUTATING_DB_METHODS: tuple[str, ...] = (
+    "create_table",
+    "drop_table",
+    "drop_table_async",
+    "rename_table",
+    "clone_table",
+    "drop_all_tables",
+    "drop_database",
+    "create_namespace",
+    "drop_namespace",
+    "create_view",
+    "drop_view",
+    "create_materialized_view",
+    "drop_materialized_view",
+    "create_function",
+    "drop_function",
+    "create_secret",
+    "alter_secret",
+    "drop_secret",
+)
+
+
+def _refuse(kind: str, name: str) -> ReadOnlyViolation:
+    return ReadOnlyViolation(
+        f"the read-only searcher may not call LanceDB {kind}.{name}; only the indexer writes",
+        details={"method": f"{kind}.{name}"},
+    )
+
+
+class ReadOnlyTable:
+    """A LanceDB table handle that only reads."""
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: Any):
+        object.__setattr__(self, "_table", table)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in TABLE_READS:
+            return getattr(self._table, name)
+        raise _refuse("Table", name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise _refuse("Table", name)
+
+    def __delattr__(self, name: str) -> None:
+        raise _refuse("Table", name)
+
+    def __len__(self) -> int:
+        return int(self._table.count_rows())
+
+    def __repr__(self) -> str:
+        return f"ReadOnlyTable({self._table.name!r}, version={self._table.version})"
+
+
+class ReadOnlyDB:
+    """A LanceDB connection that only opens tables, wrapped read-only."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: Any):
+        object.__setattr__(self, "_db", db)
+
+    def open_table(self, name: str) -> ReadOnlyTable:
+        """Open ``name`` wrapped in :class:`ReadOnlyTable`."""
+        return ReadOnlyTable(self._db.open_table(name))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in DB_READS:
+            return getattr(self._db, name)
+        raise _refuse("DBConnection", name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise _refuse("DBConnection", name)
+
+    def __getitem__(self, name: str) -> ReadOnlyTable:
+        return self.open_table(name)
+
+
+def connect_read_only(lance_dir: Path) -> ReadOnlyDB:
+    """Connect to an existing LanceDB folder; never creates it (``lancedb.connect`` would)."""
+    if not lance_dir.is_dir():
+        raise StoreError(f"LanceDB folder {lance_dir} does not exist")
+    import lancedb  # deferred: importing lancedb costs ~0.3 s and the CLI's --help should not pay it
+
+    try:
+        return ReadOnlyDB(lancedb.connect(str(lance_dir), read_consistency_interval=None))
+    except Exception as exc:  # lancedb raises many unrelated types; map them at the boundary
+        raise StoreError(f"cannot open LanceDB at {lance_dir}: {exc}") from exc

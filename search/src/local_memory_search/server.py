@@ -1,0 +1,90 @@
+"""MCP server ``local-memory-search``: one read-only MCP tool per entry of the tool registry.
+
+Built generically from :data:`local_memory_search.tools.TOOLS`, so a tool registered there
+appears here (schema from its pydantic model, ``readOnlyHint`` true) with no change to this
+file. Each call goes through :func:`local_memory_search.tools.call_tool`, which validates, runs
+and answers the contract-1.0 envelope. There is deliberately no delete tool on this server.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as dist_version
+from typing import Any
+
+from local_memory_shared.mcp_adapter import (
+    EnvelopeServer,
+    ToolDef,
+    read_only_annotations,
+    run_server,
+    transport_args,
+)
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "local-memory-search"
+INSTRUCTIONS = (
+    "Read-only code memory over projects indexed by local-memory-indexer. Start with health_check and "
+    "index_status; search with search_hybrid (or search_keyword for exact identifiers, search_semantic for "
+    "concepts); open hits with get_chunk / read_chunk_neighbors; map code with find_callers, find_callees, "
+    "trace_path, get_import_graph; build prompts with retrieve_context_pack. Every answer is an envelope "
+    "{ok, results|data, warnings[]}; degradations are warnings, never errors."
+)
+
+
+def server_version() -> str:
+    """Installed version of this distribution."""
+    try:
+        return dist_version("local-memory-search")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+def _title(name: str) -> str:
+    return name.replace("_", " ").capitalize()
+
+
+def tool_defs() -> list[ToolDef]:
+    """One ToolDef per registry entry, in registry order."""
+    from . import tools as registry
+
+    defs = []
+    for name, spec in registry.TOOLS.items():
+        if not getattr(spec, "read_only", True):
+            # The searcher is read-only by construction; refuse to publish anything else.
+            raise RuntimeError(f"search tool {name!r} is not read-only")
+
+        def call(arguments: dict[str, Any], _name: str = name) -> dict[str, Any]:
+            return registry.call_tool(_name, arguments)
+
+        defs.append(
+            ToolDef(
+                name=name,
+                description=spec.description,
+                input_schema=spec.params_model.model_json_schema(),
+                annotations=read_only_annotations(_title(name)),
+                call=call,
+            )
+        )
+    return defs
+
+
+def build_server() -> EnvelopeServer:
+    """The search MCP server (used by ``main`` and by in-process tests)."""
+    return EnvelopeServer(SERVER_NAME, server_version(), INSTRUCTIONS, tool_defs())
+
+
+def main(http: bool = False, port: int = 8765, token: str | None = None) -> None:
+    """Run ``local-memory-search``: stdio by default, streamable HTTP on 127.0.0.1 with ``http=True``."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+        )
+    run_server(build_server(), http=http, port=port, token=token)
+
+
+if __name__ == "__main__":
+    _http, _port, _token = transport_args("python -m local_memory_search.server")
+    main(http=_http, port=_port, token=_token)

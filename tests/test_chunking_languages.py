@@ -1,0 +1,753 @@
+"""Per-language chunking: exact kinds, qualified names, owners and line ranges from real tree-sitter parses."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from local_memory_indexer.chunking import ChunkDraft, chunk_file
+
+PYTHON = """\
+import os
+from typing import Any
+
+DEFAULT_TIMEOUT = 30
+
+
+@dataclass
+class Client:
+    \"\"\"HTTP client.\"\"\"
+
+    timeout: int = DEFAULT_TIMEOUT
+
+    def send(self, path: str) -> Any:
+        \"\"\"Send a request.\"\"\"
+        url = self.base + path
+        return fetch(url, timeout=self.timeout)
+
+    # Close the pool.
+    def close(self) -> None:
+        self.pool.close()
+        self.pool = None
+
+    class Options:
+        def merged(self, other):
+            return {**self.__dict__, **other}
+
+
+def main(argv: list[str]) -> int:
+    client = Client()
+    return client.send(argv[0])
+
+
+if __name__ == "__main__":
+    main(sys.argv)
+"""
+
+JAVASCRIPT = """\
+import { readFile } from "fs";
+const DEFAULT_TIMEOUT = 30;
+
+/**
+ * HTTP client.
+ */
+export class Client {
+  timeout = DEFAULT_TIMEOUT;
+
+  constructor(baseUrl) {
+    this.baseUrl = baseUrl;
+  }
+
+  @logged
+  async send(path, body) {
+    const res = await fetch(this.baseUrl + path, { body });
+    return res.json();
+  }
+
+  onClick = (e) => {
+    this.last = e;
+  };
+}
+
+// Parse a config file.
+export function parseConfig(text) {
+  return JSON.parse(text);
+}
+
+const helper = (x) => {
+  return x * 2;
+};
+
+exports.legacy = function (a) {
+  return a;
+};
+"""
+
+TYPESCRIPT = """\
+import { Request } from "./types";
+
+export interface Transport {
+  send(req: Request): Promise<Response>;
+  close(): void;
+}
+
+export enum Mode {
+  Fast,
+  Slow,
+}
+
+type Id = string;
+
+export default class HttpTransport implements Transport {
+  private retries: number = 3;
+
+  async send(req: Request): Promise<Response> {
+    return fetch(req.url);
+  }
+
+  close(): void {
+    this.retries = 0;
+  }
+}
+
+export const makeTransport = (): Transport => {
+  return new HttpTransport();
+};
+"""
+
+TSX = """\
+import React from "react";
+import { useState } from "react";
+
+interface ButtonProps {
+  label: string;
+  onClick: () => void;
+}
+
+/** A counter button. */
+export class Counter extends React.Component<ButtonProps> {
+  state = { count: 0 };
+
+  increment(): void {
+    this.setState({ count: this.state.count + 1 });
+  }
+
+  render() {
+    return <button onClick={() => this.increment()}>{this.props.label}</button>;
+  }
+}
+
+export function Label({ text }: { text: string }) {
+  const [shown] = useState(true);
+  return shown ? <span>{text}</span> : null;
+}
+"""
+
+GO = """\
+package client
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// Client talks to the API.
+type Client struct {
+	base string
+	http *http.Client
+}
+
+// Send posts a request.
+func (c *Client) Send(path string) error {
+	_, err := c.http.Get(c.base + path)
+	return err
+}
+
+func (c Client) Base() string {
+	return c.base
+}
+
+func NewClient(base string) *Client {
+	fmt.Println("new client")
+	return &Client{base: base}
+}
+
+func (s *Stack[T]) Push(v T) {
+	s.items = append(s.items, v)
+}
+"""
+
+RUST = """\
+use std::collections::HashMap;
+use std::fmt;
+
+/// A key-value store.
+#[derive(Debug, Clone)]
+pub struct Store {
+    items: HashMap<String, String>,
+}
+
+impl Store {
+    /// Create an empty store.
+    pub fn new() -> Self {
+        Store { items: HashMap::new() }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&String> {
+        self.items.get(key)
+    }
+}
+
+impl fmt::Display for Store {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "Store({})", self.items.len())
+    }
+}
+
+pub trait Backend {
+    fn load(&self) -> String;
+    fn name(&self) -> &str {
+        "backend"
+    }
+}
+
+pub fn open(path: &str) -> Store {
+    let _ = path;
+    Store::new()
+}
+
+mod tests {
+    #[test]
+    fn it_works() {
+        assert_eq!(2 + 2, 4);
+    }
+}
+"""
+
+JAVA = """\
+package com.example.client;
+
+import java.util.List;
+import java.util.ArrayList;
+
+/**
+ * A simple client.
+ */
+@Service
+public class Client {
+    private final String base;
+    private int retries = 3;
+
+    public Client(String base) {
+        this.base = base;
+    }
+
+    /** Send a request. */
+    @Override
+    public String send(String path) {
+        return base + path;
+    }
+
+    interface Listener {
+        void onEvent(String e);
+    }
+
+    static class Builder {
+        Client build() {
+            return new Client("x");
+        }
+    }
+}
+"""
+
+C = """\
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MAX 10
+
+/* A point in 2D. */
+struct point {
+    int x;
+    int y;
+};
+
+typedef struct {
+    char *name;
+} person_t;
+
+static int counter = 0;
+
+/* Add two ints. */
+int add(int a, int b) {
+    return a + b;
+}
+
+int *alloc_ints(size_t n)
+{
+    return malloc(n * sizeof(int));
+}
+
+#ifdef DEBUG
+void debug_log(const char *msg) {
+    fprintf(stderr, "%s\\n", msg);
+}
+#endif
+"""
+
+CPP = """\
+#include <string>
+#include <vector>
+
+namespace net {
+
+// A TCP connection.
+class Connection {
+public:
+    Connection(std::string host);
+    void send(const std::string& data);
+    int port() const { return port_; }
+
+private:
+    std::string host_;
+    int port_ = 80;
+};
+
+Connection::Connection(std::string host) : host_(host) {
+    open();
+}
+
+void Connection::send(const std::string& data) {
+    write(data.c_str());
+}
+
+template <typename T>
+T max_of(const std::vector<T>& xs) {
+    return *std::max_element(xs.begin(), xs.end());
+}
+
+}  // namespace net
+
+int main() {
+    return 0;
+}
+"""
+
+CSHARP = """\
+using System;
+using System.Collections.Generic;
+
+namespace Example.Client
+{
+    /// <summary>A simple client.</summary>
+    [Serializable]
+    public class Client
+    {
+        private readonly string _base;
+
+        public Client(string baseUrl)
+        {
+            _base = baseUrl;
+        }
+
+        public string Name { get; set; }
+
+        /// <summary>Send a request.</summary>
+        public string Send(string path)
+        {
+            return _base + path;
+        }
+    }
+
+    public interface ITransport
+    {
+        void Close();
+    }
+
+    public static class Helpers
+    {
+        public static int Twice(int x)
+        {
+            return x * 2;
+        }
+    }
+}
+"""
+
+RUBY = """\
+require "json"
+require_relative "base"
+
+module Billing
+  TAX = 0.2
+
+  # An invoice.
+  class Invoice < Base
+    attr_reader :lines
+
+    def initialize(lines)
+      @lines = lines
+    end
+
+    def total
+      lines.sum(&:amount) * (1 + TAX)
+    end
+
+    def self.load(path)
+      new(JSON.parse(File.read(path)))
+    end
+  end
+end
+
+def helper(x)
+  x * 2
+end
+"""
+
+PHP = """\
+<?php
+
+namespace App\\Billing;
+
+use App\\Models\\Invoice;
+
+/**
+ * Computes totals.
+ */
+class Calculator extends Base implements Totals
+{
+    private float $tax = 0.2;
+
+    public function __construct(float $tax)
+    {
+        $this->tax = $tax;
+    }
+
+    public function total(Invoice $invoice): float
+    {
+        return $invoice->sum() * (1 + $this->tax);
+    }
+}
+
+interface Totals
+{
+    public function total(Invoice $invoice): float;
+}
+
+function format_money(float $x): string
+{
+    return number_format($x, 2);
+}
+"""
+
+KOTLIN = """\
+package com.example.client
+
+import kotlin.math.max
+import java.io.File
+
+/** A simple client. */
+class Client(private val base: String) {
+    private var retries = 3
+
+    fun send(path: String): String {
+        return base + path
+    }
+
+    @Deprecated("old")
+    fun close() {
+        retries = 0
+    }
+
+    companion object {
+        fun create(): Client {
+            return Client("x")
+        }
+    }
+}
+
+interface Transport {
+    fun send(path: String): String
+}
+
+fun main(args: Array<String>) {
+    println(max(1, 2))
+}
+"""
+
+# (chunk_kind, symbol_name, class_name, function_name, start_line, end_line) in output order
+EXPECTED = {
+    "python": (
+        PYTHON,
+        [
+            ("module", "", "", "", 1, 4),
+            ("class", "Client", "Client", "", 7, 25),
+            ("method", "Client.send", "Client", "send", 13, 16),
+            ("method", "Client.close", "Client", "close", 18, 21),
+            ("class", "Client.Options", "Options", "", 23, 25),
+            ("method", "Client.Options.merged", "Options", "merged", 24, 25),
+            ("function", "main", "", "main", 28, 30),
+            ("module", "", "", "", 33, 34),
+        ],
+    ),
+    "javascript": (
+        JAVASCRIPT,
+        [
+            ("module", "", "", "", 1, 2),
+            ("class", "Client", "Client", "", 4, 23),
+            ("method", "Client.constructor", "Client", "constructor", 10, 12),
+            ("method", "Client.send", "Client", "send", 14, 18),
+            ("method", "Client.onClick", "Client", "onClick", 20, 22),
+            ("function", "parseConfig", "", "parseConfig", 25, 28),
+            ("function", "helper", "", "helper", 30, 32),
+            ("function", "exports.legacy", "", "legacy", 34, 36),
+        ],
+    ),
+    "typescript": (
+        TYPESCRIPT,
+        [
+            ("module", "", "", "", 1, 1),
+            ("interface", "Transport", "Transport", "", 3, 6),
+            ("enum", "Mode", "Mode", "", 8, 11),
+            ("module", "", "", "", 13, 13),
+            ("class", "HttpTransport", "HttpTransport", "", 15, 25),
+            ("method", "HttpTransport.send", "HttpTransport", "send", 18, 20),
+            ("method", "HttpTransport.close", "HttpTransport", "close", 22, 24),
+            ("function", "makeTransport", "", "makeTransport", 27, 29),
+        ],
+    ),
+    "tsx": (
+        TSX,
+        [
+            ("module", "", "", "", 1, 2),
+            ("interface", "ButtonProps", "ButtonProps", "", 4, 7),
+            ("class", "Counter", "Counter", "", 9, 20),
+            ("method", "Counter.increment", "Counter", "increment", 13, 15),
+            ("method", "Counter.render", "Counter", "render", 17, 19),
+            ("function", "Label", "", "Label", 22, 25),
+        ],
+    ),
+    "go": (
+        GO,
+        [
+            ("module", "", "", "", 1, 6),
+            ("struct", "Client", "Client", "", 8, 12),
+            ("method", "Client.Send", "Client", "Send", 14, 18),
+            ("method", "Client.Base", "Client", "Base", 20, 22),
+            ("function", "NewClient", "", "NewClient", 24, 27),
+            ("method", "Stack.Push", "Stack", "Push", 29, 31),
+        ],
+    ),
+    "rust": (
+        RUST,
+        [
+            ("module", "", "", "", 1, 2),
+            ("struct", "Store", "Store", "", 4, 8),
+            ("impl", "Store", "Store", "", 10, 19),
+            ("method", "Store.new", "Store", "new", 11, 14),
+            ("method", "Store.get", "Store", "get", 16, 18),
+            ("impl", "Store", "Store", "", 21, 25),
+            ("method", "Store.fmt", "Store", "fmt", 22, 24),
+            ("trait", "Backend", "Backend", "", 27, 32),
+            ("method", "Backend.name", "Backend", "name", 29, 31),
+            ("function", "open", "", "open", 34, 37),
+            ("namespace", "tests", "", "", 39, 44),
+            ("function", "tests.it_works", "", "it_works", 40, 43),
+        ],
+    ),
+    "java": (
+        JAVA,
+        [
+            ("module", "", "", "", 1, 4),
+            ("class", "Client", "Client", "", 6, 33),
+            ("method", "Client.Client", "Client", "Client", 14, 16),
+            ("method", "Client.send", "Client", "send", 18, 22),
+            ("interface", "Client.Listener", "Listener", "", 24, 26),
+            ("class", "Client.Builder", "Builder", "", 28, 32),
+            ("method", "Client.Builder.build", "Builder", "build", 29, 31),
+        ],
+    ),
+    "c": (
+        C,
+        [
+            ("module", "", "", "", 1, 4),
+            ("struct", "point", "point", "", 6, 10),
+            ("struct", "person_t", "person_t", "", 12, 14),
+            ("module", "", "", "", 16, 16),
+            ("function", "add", "", "add", 18, 21),
+            ("function", "alloc_ints", "", "alloc_ints", 23, 26),
+            ("module", "", "", "", 28, 28),
+            ("function", "debug_log", "", "debug_log", 29, 31),
+        ],
+    ),
+    "cpp": (
+        CPP,
+        [
+            ("module", "", "", "", 1, 4),
+            ("class", "Connection", "Connection", "", 6, 16),
+            ("method", "Connection.port", "Connection", "port", 11, 11),
+            ("method", "Connection.Connection", "Connection", "Connection", 18, 20),
+            ("method", "Connection.send", "Connection", "send", 22, 24),
+            ("function", "max_of", "", "max_of", 26, 29),
+            ("function", "main", "", "main", 33, 35),
+        ],
+    ),
+    "csharp": (
+        CSHARP,
+        [
+            ("module", "", "", "", 1, 5),
+            ("class", "Client", "Client", "", 6, 24),
+            ("method", "Client.Client", "Client", "Client", 12, 15),
+            ("method", "Client.Send", "Client", "Send", 19, 23),
+            ("interface", "ITransport", "ITransport", "", 26, 29),
+            ("class", "Helpers", "Helpers", "", 31, 37),
+            ("method", "Helpers.Twice", "Helpers", "Twice", 33, 36),
+        ],
+    ),
+    "ruby": (
+        RUBY,
+        [
+            ("module", "", "", "", 1, 2),
+            ("namespace", "Billing", "Billing", "", 4, 23),
+            ("class", "Billing.Invoice", "Invoice", "", 7, 22),
+            ("method", "Billing.Invoice.initialize", "Invoice", "initialize", 11, 13),
+            ("method", "Billing.Invoice.total", "Invoice", "total", 15, 17),
+            ("method", "Billing.Invoice.load", "Invoice", "load", 19, 21),
+            ("function", "helper", "", "helper", 25, 27),
+        ],
+    ),
+    "php": (
+        PHP,
+        [
+            ("module", "", "", "", 1, 5),
+            ("class", "Calculator", "Calculator", "", 7, 23),
+            ("method", "Calculator.__construct", "Calculator", "__construct", 14, 17),
+            ("method", "Calculator.total", "Calculator", "total", 19, 22),
+            ("interface", "Totals", "Totals", "", 25, 28),
+            ("function", "format_money", "", "format_money", 30, 33),
+        ],
+    ),
+    "kotlin": (
+        KOTLIN,
+        [
+            ("module", "", "", "", 1, 4),
+            ("class", "Client", "Client", "", 6, 24),
+            ("method", "Client.send", "Client", "send", 10, 12),
+            ("method", "Client.close", "Client", "close", 14, 17),
+            ("method", "Client.create", "Client", "create", 20, 22),
+            ("interface", "Transport", "Transport", "", 26, 28),
+            ("function", "main", "", "main", 30, 32),
+        ],
+    ),
+}
+
+EXTENSIONS = {
+    "python": "py",
+    "javascript": "js",
+    "typescript": "ts",
+    "tsx": "tsx",
+    "go": "go",
+    "rust": "rs",
+    "java": "java",
+    "c": "c",
+    "cpp": "cpp",
+    "csharp": "cs",
+    "ruby": "rb",
+    "php": "php",
+    "kotlin": "kt",
+}
+MARKER = re.compile(r"\s*(#|//) \.\.\. [\w.]+ \(lines (\d+)-(\d+)\)")
+
+
+def _chunk(language: str) -> list[ChunkDraft]:
+    source = EXPECTED[language][0]
+    return chunk_file(f"src/sample.{EXTENSIONS[language]}", source.encode(), language)
+
+
+def _shape(drafts: list[ChunkDraft]) -> list[tuple[str, str, str, str, int, int]]:
+    return [
+        (d.chunk_kind, d.symbol_name, d.class_name, d.function_name, d.start_line, d.end_line) for d in drafts
+    ]
+
+
+@pytest.mark.parametrize("language", sorted(EXPECTED))
+def test_symbols_kinds_and_line_ranges(language: str) -> None:
+    assert _shape(_chunk(language)) == EXPECTED[language][1]
+
+
+@pytest.mark.parametrize("language", sorted(EXPECTED))
+def test_chunk_text_is_the_source_at_its_lines(language: str) -> None:
+    source_lines = EXPECTED[language][0].split("\n")
+    drafts = _chunk(language)
+    spans = {(d.start_line, d.end_line) for d in drafts}
+    for draft in drafts:
+        text_lines = draft.text.split("\n")
+        if any(MARKER.fullmatch(line) for line in text_lines):
+            # a skeleton: non-marker lines are its source lines in order; each marker names a member chunk
+            window = source_lines[draft.start_line - 1 : draft.end_line]
+            position = 0
+            for line in text_lines:
+                marker = MARKER.fullmatch(line)
+                if marker:
+                    assert (int(marker.group(2)), int(marker.group(3))) in spans
+                    continue
+                position = window.index(line, position) + 1
+            assert text_lines[0] == window[0]
+        else:
+            assert text_lines == source_lines[draft.start_line - 1 : draft.end_line], draft.symbol_name
+
+
+@pytest.mark.parametrize("language", sorted(EXPECTED))
+def test_every_meaningful_line_is_in_some_chunk(language: str) -> None:
+    covered: set[int] = set()
+    for draft in _chunk(language):
+        covered.update(range(draft.start_line, draft.end_line + 1))
+    structural = re.compile(r"\s*([{}();]+\s*(//.*)?)?|#endif")
+    missing = [
+        (number, line)
+        for number, line in enumerate(EXPECTED[language][0].split("\n"), start=1)
+        if number not in covered and not structural.fullmatch(line)
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize("language", sorted(EXPECTED))
+def test_ordinals_count_per_kind_and_symbol(language: str) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for draft in _chunk(language):
+        key = (draft.chunk_kind, draft.symbol_name)
+        assert draft.ordinal == seen.get(key, 0)
+        seen[key] = draft.ordinal + 1
+
+
+def test_summaries_carry_signature_and_first_doc_line() -> None:
+    by_symbol = {d.symbol_name: d.summary for d in _chunk("python") if d.symbol_name}
+    assert by_symbol["Client"] == "class Client:\nHTTP client."
+    assert by_symbol["Client.send"] == "def send(self, path: str) -> Any:\nSend a request."
+    assert by_symbol["Client.close"] == "def close(self) -> None:\nClose the pool."
+
+    java = {d.symbol_name: d.summary for d in _chunk("java") if d.symbol_name}
+    assert java["Client"] == "public class Client\nA simple client."
+    assert java["Client.send"] == "public String send(String path)\nSend a request."
+
+    go = {d.symbol_name: d.summary for d in _chunk("go") if d.symbol_name}
+    assert go["Client.Send"] == "func (c *Client) Send(path string) error\nSend posts a request."
+
+    csharp = {d.symbol_name: d.summary for d in _chunk("csharp") if d.symbol_name}
+    assert csharp["Client.Send"] == "public string Send(string path)\nSend a request."
+
+    rust = {(d.chunk_kind, d.symbol_name, d.ordinal): d.summary for d in _chunk("rust")}
+    assert rust[("struct", "Store", 0)] == "pub struct Store\nA key-value store."
+    assert rust[("impl", "Store", 0)] == "impl Store"
+    assert rust[("impl", "Store", 1)] == "impl fmt::Display for Store"
+
+
+def test_decorators_annotations_and_attributes_stay_with_their_definition() -> None:
+    python = {d.symbol_name: d.text for d in _chunk("python")}
+    assert python["Client"].startswith("@dataclass\nclass Client:")
+    kotlin = {d.symbol_name: d.text for d in _chunk("kotlin")}
+    assert kotlin["Client.close"].startswith('    @Deprecated("old")\n    fun close()')
+    rust = {d.symbol_name: d.text for d in _chunk("rust") if d.chunk_kind == "struct"}
+    assert rust["Store"].startswith("/// A key-value store.\n#[derive(Debug, Clone)]\npub struct Store")
+    csharp = {d.symbol_name: d.text for d in _chunk("csharp")}
+    assert csharp["Client"].startswith("    /// <summary>A simple client.</summary>\n    [Serializable]")
