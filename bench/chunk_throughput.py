@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from local_memory_indexer.chunking import chunk_file
+from local_memory_indexer.chunking import ChunkDraft, chunk_file
 from local_memory_indexer.treesitter import get_language, language_for_path
 
 
@@ -37,6 +37,15 @@ def collect(roots: list[Path]) -> list[tuple[str, bytes, str]]:
     return files
 
 
+def _uncovered(source: bytes, drafts: list[ChunkDraft]) -> int:
+    """Non-blank lines of ``source`` outside every chunk's line range (dropped closing braces count)."""
+    covered: set[int] = set()
+    for draft in drafts:
+        covered.update(range(draft.start_line, draft.end_line + 1))
+    lines = source.decode("utf-8", errors="replace").split("\n")
+    return sum(1 for number, line in enumerate(lines, start=1) if line.strip() and number not in covered)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Chunk every file ``repeat`` times and report the best run as JSON."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -48,21 +57,13 @@ def main(argv: list[str] | None = None) -> int:
         get_language(language)  # grammar loading is a one-off cost, not throughput
     lines = sum(source.count(b"\n") + (not source.endswith(b"\n") and bool(source)) for _, source, _ in files)
     best = float("inf")
-    kinds: Counter[str] = Counter()
-    uncovered = 0
+    results: list[list[ChunkDraft]] = []
     for _ in range(args.repeat):
-        kinds.clear()
-        uncovered = 0
         started = time.perf_counter()
-        for path, source, language in files:
-            drafts = chunk_file(path, source, language)
-            kinds.update(d.chunk_kind for d in drafts)
-            covered = set()
-            for d in drafts:
-                covered.update(range(d.start_line, d.end_line + 1))
-            text = source.decode("utf-8", errors="replace").split("\n")
-            uncovered += sum(1 for i, line in enumerate(text, 1) if line.strip() and i not in covered)
+        results = [chunk_file(path, source, language) for path, source, language in files]
         best = min(best, time.perf_counter() - started)
+    kinds = Counter(d.chunk_kind for drafts in results for d in drafts)
+    uncovered = sum(_uncovered(source, drafts) for (_, source, _), drafts in zip(files, results, strict=True))
     report = {
         "files": len(files),
         "lines": lines,

@@ -110,3 +110,18 @@ def stdio_session(command: str, env: dict[str, str], errlog: IO[str], args: list
     with start_blocking_portal() as portal:
         with portal.wrap_async_context_manager(open_session()) as session:
             yield SyncSession(portal, session)
+
+
+@contextmanager
+def memory_session(server: Any) -> Iterator[SyncSession]:
+    """An initialised session on an in-process server (the SDK's in-memory transport)."""
+    from mcp import Client
+
+    @asynccontextmanager
+    async def open_session() -> AsyncIterator[ClientSession]:
+        async with Client(server) as client:
+            yield client.session
+
+    with start_blocking_portal() as portal:
+        with portal.wrap_async_context_manager(open_session()) as session:
+            yield SyncSession(portal, session)

@@ -751,3 +751,101 @@ def test_decorators_annotations_and_attributes_stay_with_their_definition() -> N
     assert rust["Store"].startswith("/// A key-value store.\n#[derive(Debug, Clone)]\npub struct Store")
     csharp = {d.symbol_name: d.text for d in _chunk("csharp")}
     assert csharp["Client"].startswith("    /// <summary>A simple client.</summary>\n    [Serializable]")
+
+
+IDIOMS = {
+    "cpp": (
+        "namespace a {\nvoid ns::Foo::bar() {\n  run();\n}\nbool Foo::operator<(const Foo& o) const {\n"
+        "  return x < o.x;\n}\ntemplate <typename T>\nclass Box {\n  T get() const {\n    return v;\n  }\n"
+        "  T v;\n};\n}\n",
+        [
+            ("module", "", "", 1, 1),
+            ("method", "ns.Foo.bar", "Foo", 2, 4),
+            ("method", "Foo.operator<", "Foo", 5, 7),
+            ("class", "Box", "Box", 8, 14),
+            ("method", "Box.get", "Box", 10, 12),
+        ],
+    ),
+    "javascript": (
+        "function Foo() {\n  this.x = 1;\n}\nFoo.prototype.bar = function () {\n  return this.x;\n};\n",
+        [("function", "Foo", "", 1, 3), ("method", "Foo.bar", "Foo", 4, 6)],
+    ),
+    "kotlin": (
+        'enum class Color {\n    RED, GREEN;\n    fun hex(): String {\n        return "#"\n    }\n}\n'
+        "object Registry {\n    fun register(x: Int) {\n        println(x)\n    }\n}\n",
+        [
+            ("enum", "Color", "Color", 1, 6),
+            ("method", "Color.hex", "Color", 3, 5),
+            ("object", "Registry", "Registry", 7, 11),
+            ("method", "Registry.register", "Registry", 8, 10),
+        ],
+    ),
+    "ruby": (
+        "class Config\n  class << self\n    def load(path)\n      new(path)\n    end\n  end\nend\n",
+        [("class", "Config", "Config", 1, 7), ("method", "Config.load", "Config", 3, 5)],
+    ),
+    "java": (
+        "enum Op {\n  ADD, SUB;\n  int apply(int a) {\n    return a;\n  }\n}\n",
+        [("enum", "Op", "Op", 1, 6), ("method", "Op.apply", "Op", 3, 5)],
+    ),
+    "csharp": (
+        "namespace App;\n\npublic record Person(string Name);\n\npublic class Greeter\n{\n"
+        "    public string Greet(Person p)\n    {\n        return p.Name;\n    }\n}\n",
+        [
+            ("module", "", "", 1, 1),
+            ("class", "Person", "Person", 3, 3),
+            ("class", "Greeter", "Greeter", 5, 11),
+            ("method", "Greeter.Greet", "Greeter", 7, 10),
+        ],
+    ),
+    "php": (
+        "<?php\ntrait Greets {\n    public function hello()\n    {\n        return 'hi';\n    }\n}\n",
+        [
+            ("module", "", "", 1, 1),
+            ("trait", "Greets", "Greets", 2, 7),
+            ("method", "Greets.hello", "Greets", 3, 6),
+        ],
+    ),
+    "typescript": (
+        "namespace Util {\n  export function pad(s: string): string {\n    return s;\n  }\n}\n"
+        "export abstract class Shape {\n  abstract area(): number;\n  describe(): string {\n    return 'shape';\n  }\n}\n",
+        [
+            ("module", "", "", 1, 1),
+            ("function", "pad", "", 2, 4),
+            ("class", "Shape", "Shape", 6, 11),
+            ("method", "Shape.describe", "Shape", 8, 10),
+        ],
+    ),
+    "rust": (
+        "impl<T: Clone> Wrapper<T> {\n    fn inner(&self) -> T {\n        self.0.clone()\n    }\n}\n"
+        "macro_rules! square {\n    ($x:expr) => { $x * $x };\n}\n",
+        [
+            ("impl", "Wrapper", "Wrapper", 1, 5),
+            ("method", "Wrapper.inner", "Wrapper", 2, 4),
+            ("macro", "square", "", 6, 8),
+        ],
+    ),
+    "go": (
+        "package p\n\ntype (\n\tA int\n\tB string\n)\n\ntype Reader interface {\n\tRead(p []byte) (int, error)\n}\n",
+        [("module", "", "", 1, 6), ("interface", "Reader", "Reader", 8, 10)],
+    ),
+    "c": (
+        "typedef struct node {\n    int value;\n    struct node *next;\n} node_t;\n\nenum color { RED, GREEN };\n\nstruct point;\n",
+        [("struct", "node", "node", 1, 4), ("enum", "color", "color", 6, 6), ("module", "", "", 8, 8)],
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(IDIOMS))
+def test_language_idioms(language: str) -> None:
+    """Out-of-line C++ members, JS prototypes, Kotlin enums/objects, Ruby ``class << self``, namespaces..."""
+    source, expected = IDIOMS[language]
+    drafts = chunk_file("idiom", source.encode(), language)
+    assert [(d.chunk_kind, d.symbol_name, d.class_name, d.start_line, d.end_line) for d in drafts] == expected
+
+
+def test_every_code_language_has_a_spec() -> None:
+    from local_memory_indexer.chunking.languages import SPECS
+    from local_memory_indexer.treesitter import CODE_LANGUAGES
+
+    assert set(SPECS) == set(CODE_LANGUAGES) == set(EXPECTED)

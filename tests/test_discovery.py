@@ -98,3 +98,11 @@ def test_languages_are_assigned(tmp_path: Path) -> None:
     assert langs["a.py"] == "python" and langs["b.ts"] == "typescript" and langs["c.tsx"] == "tsx"
     assert langs["h.cs"] == "csharp" and langs["g.kt"] == "kotlin" and langs["m.md"] == "markdown"
     assert langs["n.toml"] == "text"
+
+
+def test_minified_one_liners_are_skipped(tmp_path: Path) -> None:
+    write(tmp_path, "vendor.js", "var a=1;" * 2000)  # one 16 KB line: a bundle without .min in its name
+    write(tmp_path, "app.js", "function a() {\n  return 1;\n}\n" * 400)
+    result = discover(tmp_path, max_file_bytes=1 << 20)
+    assert {f.path for f in result.files} == {"app.js"}
+    assert result.skipped["minified"] == 1

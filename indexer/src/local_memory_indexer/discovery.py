@@ -157,13 +157,18 @@ def is_secret_name(name: str) -> bool:
     return _matches(name, SECRET_PATTERNS)
 
 
-def is_binary_file(path: Path, sniff_bytes: int = 8192) -> bool:
-    """True when the extension is a known binary one or the head holds a NUL byte."""
+def sniff(path: Path, sniff_bytes: int = 8192) -> str | None:
+    """'binary' or 'minified' when the file's name or first bytes say so, else None."""
     if path.suffix.lower().lstrip(".") in BINARY_EXTENSIONS:
-        return True
+        return "binary"
     with path.open("rb") as fh:
         head = fh.read(sniff_bytes)
-    return b"\x00" in head
+    if b"\x00" in head:
+        return "binary"
+    # Generated one-liners (minified bundles, data blobs) make one giant useless chunk.
+    if len(head) == sniff_bytes and head.count(b"\n") < sniff_bytes // 1000:
+        return "minified"
+    return None
 
 
 class _IgnoreStack:
@@ -288,8 +293,9 @@ def _walk(
             if fst.st_size == 0:
                 out.skipped["empty"] += 1
                 continue
-            if is_binary_file(path):
-                out.skipped["binary"] += 1
+            verdict = sniff(path)
+            if verdict is not None:
+                out.skipped[verdict] += 1
                 continue
         except OSError:
             out.skipped["unreadable"] += 1

@@ -45,6 +45,8 @@ PHASES = ("walk", "parse", "graph", "embed", "write", "index")
 #: A batch closes when it holds this many files or chunks; each batch is published.
 BATCH_FILES = 200
 BATCH_CHUNKS = 2000
+#: The first batch is small so a big first index answers its first queries within seconds.
+FIRST_BATCH_FILES = 16
 
 
 class ProgressSink(Protocol):
@@ -349,12 +351,13 @@ class _Run:
     def _batches(self, changed: list[tuple[SourceFile, bytes, str]]) -> Iterator[list[tuple[SourceFile, bytes, str]]]:
         batch: list[tuple[SourceFile, bytes, str]] = []
         approx_chunks = 0
+        limit = min(FIRST_BATCH_FILES, BATCH_FILES)
         for item in changed:
             batch.append(item)
             approx_chunks += max(1, item[0].size // 1500)
-            if len(batch) >= BATCH_FILES or approx_chunks >= BATCH_CHUNKS:
+            if len(batch) >= limit or approx_chunks >= BATCH_CHUNKS:
                 yield batch
-                batch, approx_chunks = [], 0
+                batch, approx_chunks, limit = [], 0, BATCH_FILES
         if batch:
             yield batch
 

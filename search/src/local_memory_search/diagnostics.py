@@ -111,11 +111,9 @@ class Check:
     data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"status": self.status, "detail": self.detail}
+        out: dict[str, Any] = {**self.data, "status": self.status, "detail": self.detail}
         if self.fix:
             out["fix"] = self.fix
-        if self.data:
-            out.update(self.data)
         return out
 
 
@@ -211,7 +209,7 @@ def _health_checks(reader: IndexReader, facts: _Facts, embed_timeout: float) -> 
 
     row = reader.project_row
     index_data = {
-        "status": row.status,
+        "run_status": row.status,
         "published_version": row.published_version,
         "last_indexed_at": row.last_indexed_at,
     }

@@ -283,11 +283,14 @@ class GraphReader:
         is_self = receiver in _SELF_RECEIVERS or (receiver is None and language in _IMPLICIT_THIS)
 
         if is_self and caller_class is not None:
-            own = [
-                c for c in candidates if c.file_path == edge.file_path and c.qualified_name == f"{caller_class}.{name}"
-            ]
-            if own:
-                return Resolution(tuple(own), "self")
+            own = [c for c in candidates if c.qualified_name == f"{caller_class}.{name}"]
+            # the class may be split across files (C++ header + source): the same file first
+            here = [c for c in own if c.file_path == edge.file_path]
+            files, dirs = self.imports_of(edge.file_path)
+            imported = [c for c in own if c.file_path in files]
+            for group in (here, imported, own if len(own) == 1 else []):
+                if group:
+                    return Resolution(tuple(group), "self" if len(group) == 1 else "ambiguous")
         if receiver in _SELF_RECEIVERS:
             # an inherited method: only methods qualify
             candidates = [c for c in candidates if c.kind == "method"]
@@ -522,6 +525,19 @@ def _overload_warning(lookup: _Lookup, warnings: list[dict[str, str]]) -> None:
         )
 
 
+def resolved_call_edges(conn: sqlite3.Connection) -> list[tuple[str, str, str, CallEdge]]:
+    """Every static call site resolved: ``(caller id, callee id, resolution, edge)``; for audits and tests."""
+    graph = GraphReader(conn)
+    out = []
+    for row in graph.query(f"SELECT {_EDGE_COLUMNS} FROM call_edges WHERE dynamic = 0 ORDER BY file_path, line"):
+        edge = CallEdge(*row)
+        resolution = graph.resolve(edge)
+        caller = graph.caller_of(edge)
+        for target in resolution.targets:
+            out.append((caller.key, target.key, resolution.how, edge))
+    return out
+
+
 # --- the four tools -----------------------------------------------------------------------------
 
 
@@ -547,12 +563,16 @@ def find_callers(
     edges: list[dict[str, Any]] = []
     ambiguous_edges = 0
     truncated = False
+    recursive = False
     frontier = [target.key]
     for level in range(1, depth + 1):
         next_frontier: list[str] = []
         for key in frontier:
             found = _callers_of(graph, key)
             for edge, caller, how in found:
+                if caller.key == target.key and key == target.key and not recursive:
+                    recursive = True  # it calls itself: say so, once, without walking the cycle
+                    nodes.append({**target.node(), "depth": level, "recursive": True})
                 if caller.key not in levels:
                     if len(nodes) >= max_nodes:
                         truncated = True
@@ -567,7 +587,9 @@ def find_callers(
         frontier = next_frontier
         if truncated:
             break
-    depth_limited = not truncated and any(_callers_of(graph, key, first_only=True) for key in frontier)
+    depth_limited = not truncated and any(
+        _callers_of(graph, key, first_only=True, exclude=levels.keys()) for key in frontier
+    )
 
     dynamic_sites = [_site_json(e, graph.caller_of(e)) for e in graph.dynamic_naming(target.name)]
     base.update(callers=nodes, edges=edges, dynamic_sites=dynamic_sites[:MAX_LISTED_SITES], truncated=truncated)
@@ -593,7 +615,10 @@ def find_callers(
     return base, warnings
 
 
-def _callers_of(graph: GraphReader, key: str, *, first_only: bool = False) -> list[tuple[CallEdge, Symbol, str]]:
+def _callers_of(
+    graph: GraphReader, key: str, *, first_only: bool = False, exclude: Any = ()
+) -> list[tuple[CallEdge, Symbol, str]]:
+    """Call sites resolving to ``key``, with their callers (``first_only``: one caller not in ``exclude``)."""
     rows = graph.rows_of(key)
     if not rows:
         return []
@@ -602,7 +627,10 @@ def _callers_of(graph: GraphReader, key: str, *, first_only: bool = False) -> li
     for edge in graph.edges_calling(rows[0].name):
         resolution = graph.resolve(edge)
         if any(t.id in ids for t in resolution.targets):
-            out.append((edge, graph.caller_of(edge), resolution.how))
+            caller = graph.caller_of(edge)
+            if first_only and caller.key in exclude:
+                continue
+            out.append((edge, caller, resolution.how))
             if first_only:
                 break
     return out
@@ -632,6 +660,7 @@ def find_callees(
     dynamic_sites: list[dict[str, Any]] = []
     ambiguous_edges = 0
     truncated = False
+    recursive = False
     any_call = False
     frontier = [source.key]
     for level in range(1, depth + 1):
@@ -651,6 +680,9 @@ def find_callees(
                     continue
                 ambiguous_edges += resolution.how == "ambiguous"
                 for callee in resolution.targets:
+                    if callee.key == source.key and key == source.key and not recursive:
+                        recursive = True
+                        nodes.append({**source.node(), "depth": level, "recursive": True})
                     if callee.key not in levels:
                         if len(nodes) >= max_nodes:
                             truncated = True
@@ -664,7 +696,10 @@ def find_callees(
         if truncated:
             break
     depth_limited = not truncated and any(
-        resolution.targets for key in frontier for _edge, resolution in _callees_of(graph, key)
+        target.key not in levels
+        for key in frontier
+        for _edge, resolution in _callees_of(graph, key)
+        for target in resolution.targets
     )
     base.update(
         callees=nodes,

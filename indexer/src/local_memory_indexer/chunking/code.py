@@ -4,18 +4,24 @@ How a file is cut:
 
 * Every definition found at the top level, or inside a type, is one chunk spanning its node plus the
   decorators/annotations in it and the comment/attribute block directly above it (no blank line between).
+  ``symbol_name`` is qualified by the enclosing types within the file (``Outer.Inner.method``; Go
+  receivers, Rust impl types and C++ ``Foo::bar`` qualify too); ``class_name`` is the type that owns
+  the code: the enclosing type for a method, the type itself for a type chunk, ``""`` for free functions.
 * Function bodies are atomic: closures and local classes stay inside their function's chunk.
 * A type (class, struct, interface, impl, trait, object, Ruby module, Rust ``mod``) gets a *skeleton*
   chunk: its full line range, with the body of each member definition that sits on lines of its own
   replaced by one marker line naming the member and its lines (``# ... Client.send (lines 18-22)``).
-  Members keep their signature and decorators in the skeleton and their leading comments go with them,
-  so the class chunk shows header, fields and the method list without duplicating each method body.
-  Members that are so short that eliding saves nothing stay verbatim.
+  Members keep their signature and decorators in the skeleton (their leading comments go with the
+  member chunk), and a lone closing ``}``/``end`` line is kept, so the class chunk shows header, fields
+  and the method list without repeating method bodies. Every kept line is verbatim at its true line
+  number; a marker is numbered as the last line it stands for, so ``start_line``/``end_line`` are the
+  class's real first and last lines. Members so short that eliding saves nothing stay verbatim.
 * Namespaces (C++/C#/PHP/TS) and preprocessor blocks are walked through without qualifying names.
 * Lines outside every top-level definition become ``module`` chunks (imports, constants, top-level code),
   one per contiguous run; runs made only of blank lines or closing braces are dropped.
 * Runs of adjacent (only blank lines between) tiny siblings of the same kind, each shorter than
-  ``min_chunk_lines``, merge into one chunk whose symbol names are joined with ``+`` (``Point.x+Point.y``).
+  ``min_chunk_lines`` and at most ``MAX_MERGED_SIBLINGS`` of them, merge into one chunk whose symbol
+  and function names are joined with ``+`` (``Point.x+Point.y``); the class skeleton keeps them verbatim.
 * Oversized chunks are split later by ``window.finalize``.
 * Syntax errors: ERROR nodes are walked through like namespaces, so definitions tree-sitter recovered
   keep their chunks; lines outside them that touch an ERROR node become ``window`` chunks instead of
@@ -49,6 +55,8 @@ Node = Any  # tree_sitter.Node (0.21 ships no type stubs)
 
 #: at most this many tiny siblings merge into one chunk, so merged symbol names stay readable
 MAX_MERGED_SIBLINGS = 8
+#: transparent nodes and containers deeper than this are not searched for definitions
+MAX_NESTING = 64
 #: signature lines kept in a summary
 MAX_SIGNATURE_ROWS = 12
 #: room left in the summary for the doc line
@@ -164,14 +172,18 @@ class _CodeChunker:
 
     # -- finding definitions --------------------------------------------------------------------
 
-    def _collect(self, parent: Node, scope: tuple[str, ...], owner: _Owner | None) -> list[_Def]:
+    def _collect(
+        self, parent: Node, scope: tuple[str, ...], owner: _Owner | None, depth: int = 0
+    ) -> list[_Def]:
         found: list[_Def] = []
+        if depth > MAX_NESTING:
+            return found  # pathological nesting: the lines still land in the enclosing chunk
         for child in parent.named_children:
-            definition = self._definition(child, scope, owner)
+            definition = self._definition(child, scope, owner, depth)
             if definition is not None:
                 found.append(definition)
             elif child.type in self.spec.transparent or child.type == "ERROR":
-                found.extend(self._collect(child, scope, owner))
+                found.extend(self._collect(child, scope, owner, depth + 1))
         return found
 
     def _attach_leading(self, defs: list[_Def], floor: int) -> list[_Def]:
@@ -190,7 +202,9 @@ class _CodeChunker:
             previous_end = max(previous_end, definition.end_row)
         return out
 
-    def _definition(self, node: Node, scope: tuple[str, ...], owner: _Owner | None) -> _Def | None:
+    def _definition(
+        self, node: Node, scope: tuple[str, ...], owner: _Owner | None, depth: int
+    ) -> _Def | None:
         unwrapped = self._unwrap(node)
         if unwrapped is None:
             return None
@@ -219,13 +233,14 @@ class _CodeChunker:
             class_name, function_name = (parts[-1] if owns_methods else ""), ""
         qualified = ".".join((*scope, *parts))
 
-        body = self._body(inner, kind)
+        body = self._body(inner)
         sig_start = name_node.start_point[0] if name_node is not None else inner.start_point[0]
         header_end = self._header_end(inner, body)
         sig_start = min(max(sig_start, node.start_point[0]), header_end)
         members: tuple[_Def, ...] = ()
         if kind in CONTAINER_KINDS and body is not None:
-            found = self._collect(body, (*scope, *parts), _Owner(parts[-1], holds_methods=bool(class_name)))
+            owner_here = _Owner(parts[-1], holds_methods=bool(class_name))
+            found = self._collect(body, (*scope, *parts), owner_here, depth + 1)
             members = tuple(self._attach_leading(found, floor=header_end + 1))
         return _Def(
             kind=kind,
@@ -304,7 +319,9 @@ class _CodeChunker:
         if inner.type == "method_declaration" and self.language == "go":
             name_node = inner.child_by_field_name("name")
             receiver = self._go_receiver(inner.child_by_field_name("receiver"))
-            return kind, name_node, [receiver, self._text(name_node)] if receiver and name_node else []
+            if not receiver or name_node is None:
+                return None
+            return kind, name_node, [receiver, self._text(name_node)]
         if inner.type == "type_declaration":  # Go ``type X struct {...}``
             specs = [c for c in inner.named_children if c.type in ("type_spec", "type_alias")]
             if len(specs) != 1:
@@ -312,18 +329,21 @@ class _CodeChunker:
             name_node = specs[0].child_by_field_name("name")
             type_node = specs[0].child_by_field_name("type")
             type_kind = {"struct_type": "struct", "interface_type": "interface"}.get(
-                type_node.type if type_node else "", "type"
+                type_node.type if type_node is not None else "", "type"
             )
-            return type_kind, name_node, [self._text(name_node)] if name_node else []
+            return type_kind, name_node, [self._text(name_node)] if name_node is not None else []
         if inner.type == "impl_item":  # Rust: named after the implementing type
             type_node = inner.child_by_field_name("type")
-            return kind, type_node, [_base_type_name(self._text(type_node))] if type_node else []
+            return kind, type_node, [_base_type_name(self._text(type_node))] if type_node is not None else []
         if inner.type == "function_definition" and self.language in ("c", "cpp"):
             declarator = _function_declarator(inner)
             name_node = declarator.child_by_field_name("declarator") if declarator is not None else None
             if name_node is None:
                 return None
-            return kind, name_node, _qualified_parts(_GENERIC_ARGS.sub("", self._text(name_node)))
+            text = self._text(name_node)
+            if "operator" not in text:  # ``operator<=>`` / ``operator[]`` are names, not template arguments
+                text = _GENERIC_ARGS.sub("", text)
+            return kind, name_node, _qualified_parts(text)
         if inner.type == "secondary_constructor":
             return kind, None, ["constructor"]
         name_node = inner.child_by_field_name("name")
@@ -338,7 +358,7 @@ class _CodeChunker:
                 return _base_type_name(self._text(type_node))
         return ""
 
-    def _body(self, inner: Node, kind: str) -> Node | None:
+    def _body(self, inner: Node) -> Node | None:
         body = inner.child_by_field_name("body")
         if body is None and inner.type == "type_declaration":
             spec = next((c for c in inner.named_children if c.type in ("type_spec", "type_alias")), None)
@@ -519,8 +539,9 @@ class _CodeChunker:
         run: list[Row] = []
         for row, text in enumerate(self.lines):
             if covered[row]:
-                pieces.extend(self._module_piece(run))
-                run = []
+                if run:
+                    pieces.extend(self._module_piece(run))
+                    run = []
             else:
                 run.append((row + 1, text))
         pieces.extend(self._module_piece(run))

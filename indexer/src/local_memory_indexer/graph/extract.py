@@ -305,22 +305,16 @@ def _call_sites(
         receiver_type = _receiver_type(node, text, defs, types)
         out.add(CallSite(_caller_of(node, defs), name, text, node.start_point[0] + 1, receiver_type=receiver_type))
 
-    named_lines: set[tuple[str, int]] = set()
-    pending: list[tuple[str, Any]] = []
+    named_spans = [(node.start_byte, node.end_byte) for node, name_node in dynamic.values() if name_node is not None]
     for node, name_node in dynamic.values():
-        caller = _caller_of(node, defs)
-        line = node.start_point[0] + 1
+        if name_node is None and any(
+            node.start_byte <= start and end <= node.end_byte and (start, end) != (node.start_byte, node.end_byte)
+            for start, end in named_spans
+        ):
+            continue  # getattr(o, "x")() is already known by the name inside it
+        name = _unquote(treesitter.node_text(name_node, source)) if name_node is not None else ""
         text = _clean(treesitter.node_text(node, source))[:_MAX_CALLEE_TEXT]
-        if name_node is None:
-            pending.append((caller, (line, text)))
-            continue
-        name = _unquote(treesitter.node_text(name_node, source))
-        named_lines.add((caller, line))
-        out.add(CallSite(caller, name or DYNAMIC_CALLEE, text, line, dynamic=True))
-    for caller, (line, text) in pending:
-        # getattr(o, "x")() is already known by its name; keep only truly anonymous ones
-        if (caller, line) not in named_lines:
-            out.add(CallSite(caller, DYNAMIC_CALLEE, text, line, dynamic=True))
+        out.add(CallSite(_caller_of(node, defs), name or DYNAMIC_CALLEE, text, node.start_point[0] + 1, dynamic=True))
     return tuple(sorted(out, key=lambda c: (c.line, c.caller_qualified, c.callee_text, c.dynamic)))
 
 

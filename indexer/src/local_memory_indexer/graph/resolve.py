@@ -392,7 +392,7 @@ def _php(file_path: str, ref: ImportRef, project: ProjectFiles) -> list[Target]:
         return []
     parts = [p for p in module.split("\\") if p]
     # PSR-4 maps the vendor namespace to a folder (src/, app/): drop leading segments.
-    for start in range(max(1, len(parts) - 1)):
+    for start in range(len(parts)):
         if found := _nearest(_by_suffix(project, "/".join(parts[start:]) + ".php"), file_path):
             return [Target(found)]
     return []

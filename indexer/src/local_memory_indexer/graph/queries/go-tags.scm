@@ -36,7 +36,10 @@
 ; --- local types: receivers and parameters `s *Server`, `x := &Server{}`, `var x Server` ---
 (parameter_declaration
   name: (identifier) @name.local
-  type: [(type_identifier) @type.local (pointer_type (type_identifier) @type.local)])
+  type: [(type_identifier) @type.local
+         (pointer_type (type_identifier) @type.local)
+         (qualified_type name: (type_identifier) @type.local)
+         (pointer_type (qualified_type name: (type_identifier) @type.local))])
 (short_var_declaration
   left: (expression_list . (identifier) @name.local)
   right: (expression_list .

@@ -1,0 +1,96 @@
+"""Search latency per tool, cold and warm, with the searcher's per-stage timings and its RSS.
+
+* **warm**: one long-lived search process; after a few warm-up calls, every query is distinct
+  and sent with ``cache_bust=true``, so the result cache never answers.
+* **cold**: a fresh search process per sample whose very first call is timed (tables opened,
+  the query model loaded on first use). The OS page cache stays warm: this is process-cold, not
+  disk-cold.
+* **stages** come from the envelope's ``search.timings_ms`` (encode = query embedding,
+  semantic = vector leg incl. encode, keyword = BM25 leg, fuse, total).
+* **RSS** of the search process after the warm run.
+
+Queries: two thirds natural-language (CoSQA web queries), one third identifiers sampled from
+the index itself.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from local_memory_shared.paths import project_paths
+
+from .harness import SEARCH_TOOLS
+from .metrics import percentiles
+from .quality import cosqa_dir
+from .search_worker import SearchProcess
+
+STAGES = ("encode", "semantic", "keyword", "fuse", "total")
+
+
+def latency_queries(project: Path, data_root: Path, n: int) -> list[str]:
+    """``n`` distinct queries: natural language from CoSQA plus identifiers from the index."""
+    natural = [q["doc"] for q in json.loads((cosqa_dir() / "cosqa-retrieval-dev-500.json").read_text())]
+    paths = project_paths(data_root, project)
+    conn = sqlite3.connect(f"file:{paths.state_db}?mode=ro", uri=True)
+    try:
+        names = sorted({r[0] for r in conn.execute(
+            "SELECT DISTINCT function_name FROM chunks WHERE function_name IS NOT NULL AND length(function_name) > 5")})
+    finally:
+        conn.close()
+    step = max(1, len(names) // max(1, n // 3))
+    idents = names[::step][: n // 3]
+    out = idents + natural[: n - len(idents)]
+    # Interleave so both kinds spread over the run.
+    out.sort(key=lambda q: hash_order(q))
+    return out
+
+
+def hash_order(text: str) -> str:
+    """A stable, content-derived shuffle key."""
+    import hashlib
+
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def _args(project: Path, query: str) -> dict[str, Any]:
+    return {"project_path": str(project), "query": query, "limit": 10, "cache_bust": True}
+
+
+def measure_tier(project: Path, data_root: Path, *, n_warm: int, cold_samples: int) -> dict[str, Any]:
+    """Cold and warm latency of every search tool on one indexed project."""
+    queries = latency_queries(project, data_root, n_warm + 10 + cold_samples * len(SEARCH_TOOLS))
+    out: dict[str, Any] = {"queries": n_warm, "cold_samples": cold_samples, "tools": {}}
+    cold_queries = iter(queries[n_warm + 10 :])
+    spawn = []
+    for tool in SEARCH_TOOLS:
+        samples = []
+        for _ in range(cold_samples):
+            with SearchProcess(data_root) as proc:
+                spawn.append(proc.spawn_ms)
+                samples.append(proc.call(tool, _args(project, next(cold_queries)))["ms"])
+        out["tools"][tool] = {"cold": percentiles(samples)}
+    out["process_spawn_ms"] = percentiles(spawn)
+    with SearchProcess(data_root) as proc:
+        for tool in SEARCH_TOOLS:
+            for q in queries[n_warm : n_warm + 5]:
+                proc.call(tool, _args(project, q))
+        for tool in SEARCH_TOOLS:
+            samples, stages = [], {s: [] for s in STAGES}
+            results, started = 0, time.perf_counter()
+            for q in queries[:n_warm]:
+                reply = proc.call(tool, _args(project, q))
+                samples.append(reply["ms"])
+                results += reply["n"]
+                for stage in STAGES:
+                    if stage in reply["timings"]:
+                        stages[stage].append(float(reply["timings"][stage]))
+            out["tools"][tool]["warm"] = percentiles(samples)
+            out["tools"][tool]["stages_ms"] = {s: percentiles(v) for s, v in stages.items() if v}
+            out["tools"][tool]["mean_results"] = round(results / max(1, n_warm), 1)
+            out["tools"][tool]["qps_single_client"] = round(n_warm / (time.perf_counter() - started), 1)
+        out["rss_mb"] = proc.rss_mb()
+    return out

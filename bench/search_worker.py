@@ -1,0 +1,119 @@
+"""A search process for the latency and isolation benchmarks: JSON lines in, JSON lines out.
+
+It runs the real searcher (``local_memory_search.tools.call_tool``, what the MCP server runs)
+in its own process, so its resident memory and its first-call (cold) latency are measured
+apart from the benchmark driver. Requests: ``{"op": "call", "tool", "args"}``, ``{"op": "rss"}``,
+``{"op": "exit"}``. Latency is timed around ``call_tool`` inside the process, so pipe and JSON
+overhead of this harness are excluded (an MCP transport adds its own on top).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+
+def serve() -> None:
+    """Answer requests on stdin until ``exit`` or EOF."""
+    started = time.perf_counter()
+    from local_memory_search.tools import call_tool
+
+    out = sys.stdout
+    out.write(json.dumps({"ready": True, "import_ms": round((time.perf_counter() - started) * 1000, 1)}) + "\n")
+    out.flush()
+    proc = psutil.Process()
+    for line in sys.stdin:
+        req = json.loads(line)
+        op = req.get("op")
+        if op == "exit":
+            break
+        if op == "rss":
+            reply: dict[str, Any] = {"rss_mb": round(proc.memory_info().rss / 2**20, 1)}
+        else:
+            t0 = time.perf_counter()
+            env = call_tool(req["tool"], req.get("args") or {})
+            ms = (time.perf_counter() - t0) * 1000
+            meta = env.get("search") or {}
+            reply = {
+                "ms": round(ms, 3),
+                "ok": bool(env.get("ok")),
+                "n": len(env.get("results") or []),
+                "timings": meta.get("timings_ms") or {},
+                "warnings": [w.get("code") for w in env.get("warnings", [])],
+                "error": env.get("error"),
+            }
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+
+
+class SearchProcess:
+    """Client side: spawn a worker, send requests, read replies."""
+
+    def __init__(self, data_root: Path, env: dict[str, str] | None = None):
+        full_env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(data_root), **(env or {})}
+        repo = str(Path(__file__).resolve().parent.parent)
+        full_env["PYTHONPATH"] = repo + os.pathsep + full_env.get("PYTHONPATH", "")
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.search_worker"], cwd=repo, env=full_env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
+        )
+        ready = self._read()
+        self.spawn_ms = round((time.perf_counter() - t0) * 1000, 1)
+        self.import_ms = ready.get("import_ms")
+
+    def _read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"search worker exited with {self.proc.wait()}")
+        return json.loads(line)
+
+    def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Send one request and wait for its reply."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(payload) + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Run one tool call in the worker."""
+        reply = self.request({"op": "call", "tool": tool, "args": args})
+        if not reply.get("ok"):
+            raise RuntimeError(f"{tool} failed in the search worker: {reply.get('error')}")
+        return reply
+
+    def rss_mb(self) -> float:
+        """Resident memory of the worker now."""
+        return float(self.request({"op": "rss"})["rss_mb"])
+
+    def close(self) -> None:
+        """Ask the worker to exit and reap it."""
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(json.dumps({"op": "exit"}) + "\n")
+            self.proc.stdin.close()
+        except (OSError, ValueError):
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __enter__(self) -> SearchProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+if __name__ == "__main__":
+    serve()
