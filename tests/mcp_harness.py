@@ -84,7 +84,9 @@ class SyncSession:
         result = self.call_raw(name, arguments)
         envelope = result.structured_content
         assert isinstance(envelope, dict), f"{name}: no structuredContent in {result}"
-        assert result.is_error == (not envelope["ok"]), f"{name}: isError disagrees with the envelope {envelope}"
+        assert result.is_error == (not envelope["ok"]), (
+            f"{name}: isError disagrees with the envelope {envelope}"
+        )
         assert result.content and result.content[0].type == "text"
         return envelope
 
@@ -96,7 +98,9 @@ class SyncSession:
 
 
 @contextmanager
-def stdio_session(command: str, env: dict[str, str], errlog: IO[str], args: list[str] | None = None) -> Iterator[SyncSession]:
+def stdio_session(
+    command: str, env: dict[str, str], errlog: IO[str], args: list[str] | None = None
+) -> Iterator[SyncSession]:
     """Start ``command`` as a stdio MCP server subprocess and yield an initialised session on it."""
 
     @asynccontextmanager

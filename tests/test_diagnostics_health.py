@@ -62,10 +62,22 @@ FILES = {
 
 #: The 15 tools of seed 003.
 SEED_TOOLS = {
-    "search_hybrid", "search_semantic", "search_keyword", "retrieve_context_pack", "read_chunk_neighbors",
-    "get_chunk", "search_similar", "explain_match", "health_check", "index_status", "doctor_index",
-    "find_callers", "find_callees", "get_import_graph", "trace_path",
-}  # fmt: skip
+    "search_hybrid",
+    "search_semantic",
+    "search_keyword",
+    "retrieve_context_pack",
+    "read_chunk_neighbors",
+    "get_chunk",
+    "search_similar",
+    "explain_match",
+    "health_check",
+    "index_status",
+    "doctor_index",
+    "find_callers",
+    "find_callees",
+    "get_import_graph",
+    "trace_path",
+}
 
 
 @dataclass(frozen=True)
@@ -123,7 +135,11 @@ def publish(ix: Indexed, version: int) -> None:
 
 def snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
     return {
-        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+        str(p.relative_to(root)): (
+            p.stat().st_size,
+            p.stat().st_mtime_ns,
+            hashlib.sha256(p.read_bytes()).hexdigest(),
+        )
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
@@ -159,6 +175,7 @@ def test_verbose_adds_capabilities_for_every_seed_tool_and_diagnostics(indexed: 
     # and an optional re-ranker never degrades the index's status.
     assert out["status"] == "ready"
     assert out["checks"]["reranker"]["status"] == "degraded"
+    assert out["checks"]["reranker"]["fix"].startswith("start Ollama at http://127.0.0.1:")
     assert "unavailable" in caps["retrieve_context_pack"]["rerank"]
     diag = out["diagnostics"]
     assert diag["versions"]["lancedb"] == lancedb.__version__
@@ -177,6 +194,11 @@ def test_verbose_reports_a_reachable_reranker(indexed: Indexed, monkeypatch: pyt
         out = data(indexed, verbose=True)
     assert out["checks"]["reranker"]["status"] == "ok"
     assert "rerank" not in out["capabilities"]["retrieve_context_pack"]
+    with FakeOllama(models=["qwen3-embedding:4b"]) as fake:  # up, but the re-ranker is not pulled
+        monkeypatch.setenv("OLLAMA_BASE_URL", fake.url)
+        out = data(indexed, verbose=True)
+    assert out["checks"]["reranker"]["status"] == "degraded"
+    assert out["checks"]["reranker"]["fix"] == "ollama pull granite4.1:3b"
 
 
 def test_no_index_is_not_ready_and_says_how_to_index(indexed: Indexed, tmp_path: Path) -> None:
@@ -267,7 +289,9 @@ def test_unreachable_embedding_backend_means_keyword_only(indexed: Indexed) -> N
     assert out["capabilities"]["search_hybrid"]["reason"].startswith("keyword-only")
 
 
-def test_a_hanging_embedding_backend_is_cut_off_by_the_timeout(indexed: Indexed, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hanging_embedding_backend_is_cut_off_by_the_timeout(
+    indexed: Indexed, monkeypatch: pytest.MonkeyPatch
+) -> None:
     state_sql(indexed, "UPDATE index_meta SET backend = 'ollama', model = 'qwen3-embedding:4b'")
     with FakeOllama(dimension=384) as fake:
         fake.always("/api/embed", Fault.slow(4.0))
@@ -281,7 +305,9 @@ def test_a_hanging_embedding_backend_is_cut_off_by_the_timeout(indexed: Indexed,
     assert out["status"] == "degraded"
 
 
-def test_an_ollama_index_with_a_live_backend_is_ready(indexed: Indexed, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_ollama_index_with_a_live_backend_is_ready(
+    indexed: Indexed, monkeypatch: pytest.MonkeyPatch
+) -> None:
     state_sql(indexed, "UPDATE index_meta SET backend = 'ollama', model = 'qwen3-embedding:4b'")
     with FakeOllama(dimension=384) as fake:
         monkeypatch.setenv("OLLAMA_BASE_URL", fake.url)
@@ -315,6 +341,10 @@ def test_the_tool_answers_an_envelope_and_validates_arguments(indexed: Indexed) 
     out = call_tool("health_check", {"project_path": str(indexed.project), "verbose": True})
     assert out["ok"] is True and out["data"]["status"] == "ready" and out["warnings"] == []
     bad = call_tool("health_check", {"project_path": str(indexed.project), "verbose": "yes"})
-    assert bad["ok"] is False and bad["error"]["code"] == "INVALID_ARGUMENT" and bad["error"]["field"] == "verbose"
+    assert (
+        bad["ok"] is False
+        and bad["error"]["code"] == "INVALID_ARGUMENT"
+        and bad["error"]["field"] == "verbose"
+    )
     missing = call_tool("health_check", {"project_path": str(indexed.project / "nope")})
     assert missing["ok"] is False and missing["error"]["field"] == "project_path"

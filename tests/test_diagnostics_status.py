@@ -66,7 +66,9 @@ def test_counts_languages_model_and_time(project: Path) -> None:
     conn = open_state_ro(project_paths(load_settings().data_root, project).state_db)
     try:
         mirror_chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-        per_language = dict(conn.execute("SELECT language, COUNT(*) FROM chunks GROUP BY language").fetchall())
+        per_language = dict(
+            conn.execute("SELECT language, COUNT(*) FROM chunks GROUP BY language").fetchall()
+        )
     finally:
         conn.close()
     assert out["indexed_files"] == 5  # .gitignore is not indexed
@@ -74,7 +76,12 @@ def test_counts_languages_model_and_time(project: Path) -> None:
     assert out["chunks_by_language"] == per_language
     assert set(out["chunks_by_language"]) == {"python", "typescript", "markdown"}
     assert out["files_by_language"] == {"python": 3, "typescript": 1, "markdown": 1}
-    assert out["model"] == {"backend": "onnx", "model": "all-MiniLM-L6-v2", "dimension": 384, "provenance": "recorded"}
+    assert out["model"] == {
+        "backend": "onnx",
+        "model": "all-MiniLM-L6-v2",
+        "dimension": 384,
+        "provenance": "recorded",
+    }
     assert out["schema_version"] == 1 and out["status"] == "ready" and out["lance_state"] == "ok"
     assert out["last_indexed_at"].endswith("Z") and out["published_version"] >= 1
     fresh = out["freshness"]
@@ -94,7 +101,11 @@ def test_freshness_sees_changed_new_and_deleted_files(project: Path) -> None:
     (project / "app/blob.dat").write_bytes(b"\x00\x01binary")
     out = status(project)
     fresh = out["freshness"]
-    assert fresh["examples"] == {"changed": ["app/client.py"], "new": ["app/new_feature.py"], "deleted": ["web/connect.ts"]}
+    assert fresh["examples"] == {
+        "changed": ["app/client.py"],
+        "new": ["app/new_feature.py"],
+        "deleted": ["web/connect.ts"],
+    }
     assert (fresh["changed"], fresh["new"], fresh["deleted"], fresh["touched"]) == (1, 1, 1, 1)
     assert fresh["unchanged"] == 2 and fresh["stale_files"] == 3 and fresh["fresh"] is False
     assert out["stale_ratio"] == fresh["stale_ratio"] == round(3 / 6, 4)  # 5 indexed + 1 new
@@ -108,8 +119,9 @@ def test_re_indexing_makes_it_fresh_again(project: Path, onnx: Embedder) -> None
     assert status(project)["freshness"]["stale_files"] == 0
 
 
-def test_files_skipped_on_purpose_before_the_index_are_not_new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               onnx: Embedder) -> None:
+def test_files_skipped_on_purpose_before_the_index_are_not_new(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx: Embedder
+) -> None:
     monkeypatch.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(tmp_path / "data"))
     root = tmp_path / "proj"
     write(root, FILES)

@@ -8,7 +8,7 @@ import numpy as np
 import ollama
 import pytest
 from fakes import Fault, text_vector
-from fakes.ollama_server import FakeOllama, last_user_text
+from fakes.ollama_server import FakeOllama, default_reply, last_user_text
 from local_memory_shared.config import load_settings
 from local_memory_shared.embedding import OllamaEmbedder, RetryPolicy, create_embedder, embedder_from_settings
 from local_memory_shared.errors import DimensionMismatch, EmbeddingError
@@ -200,7 +200,5 @@ def test_fake_speaks_generate_chat_and_tags_for_other_clients(server):
         assert {m.model for m in client.list().models} == {"qwen3-embedding:4b", "granite4.1:3b"}
         client.close()
     finally:
-        from fakes.ollama_server import default_reply
-
         server.reply = default_reply
     assert [r.path for r in server.requests] == ["/api/generate", "/api/chat", "/api/tags"]

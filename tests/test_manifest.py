@@ -156,13 +156,18 @@ def test_contract_hash_ignores_documentation_but_not_contract(generator):
 # -- the live servers over stdio ---------------------------------------------------------------
 
 
-@pytest.fixture(scope="module", params=[("local-memory-indexer", INDEXER_CMD), ("local-memory-search", SEARCH_CMD)])
+@pytest.fixture(
+    scope="module", params=[("local-memory-indexer", INDEXER_CMD), ("local-memory-search", SEARCH_CMD)]
+)
 def live(request, tmp_path_factory):
     """(server name, session, stderr log path) for each server started as a stdio subprocess."""
     name, command = request.param
     tmp = tmp_path_factory.mktemp(name)
     errlog_path = tmp / "stderr.log"
-    with open(errlog_path, "w") as errlog, stdio_session(command, server_env(tmp / "data"), errlog) as session:
+    with (
+        open(errlog_path, "w") as errlog,
+        stdio_session(command, server_env(tmp / "data"), errlog) as session,
+    ):
         yield name, session, errlog_path
 
 
@@ -179,7 +184,9 @@ def test_live_server_lists_exactly_the_manifest_tools(live):
         entry = manifest_tools[tool_name]
         assert not entry.get("pending"), tool_name
         assert sorted(tool["inputSchema"].get("required", [])) == entry["required"], tool_name
-        assert tool["inputSchema"] == entry["inputSchema"], f"{tool_name}: input schema differs from the manifest"
+        assert tool["inputSchema"] == entry["inputSchema"], (
+            f"{tool_name}: input schema differs from the manifest"
+        )
         assert tool["annotations"] == entry["annotations"], tool_name
         assert tool.get("description"), tool_name
 
@@ -206,4 +213,3 @@ def test_bad_arguments_answer_a_structured_error_and_the_server_keeps_serving(li
     assert [t["name"] for t in session.list_tools()]
     if name == "local-memory-indexer":
         assert session.ok("list_projects")["results"] == []
-

@@ -17,7 +17,7 @@ import httpx2
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp_harness import INDEXER_CMD, ROOT, free_port, server_env
+from mcp_harness import INDEXER_CMD, ROOT, SEARCH_CMD, free_port, server_env
 
 TOKEN = "s3cret-token-for-tests"
 
@@ -70,7 +70,11 @@ INIT = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
 }
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
@@ -124,7 +128,7 @@ def test_with_the_token_a_real_client_session_works(indexer_url):
 
 
 def test_search_server_takes_the_token_from_the_environment(tmp_path):
-    args = [sys.executable, "-m", "local_memory_search.server", "--http"]
+    args = [SEARCH_CMD, "serve", "--http"]
     env = server_env(tmp_path / "data", LOCAL_MEMORY_HTTP_TOKEN=TOKEN)
     with http_server(args, env, tmp_path / "server.log") as url:
         assert _post(url).status_code == 401

@@ -6,13 +6,12 @@ import dataclasses
 import time
 
 import pytest
-from mcp_harness import memory_session, write_project
-
 from local_memory_indexer.jobs import JobManager
 from local_memory_indexer.pipeline import index_project
 from local_memory_indexer.server import build_server
 from local_memory_shared.config import load_settings
 from local_memory_shared.paths import project_paths
+from mcp_harness import memory_session, write_project
 
 FILES = {
     "app/store.py": '''
@@ -72,7 +71,15 @@ def test_start_status_list_delete(session, settings, tmp_path):
 
     done = _poll(session, job["job_id"])
     assert done["status"] == "done", done
-    for key in ("phase", "files_done", "files_total", "chunks_embedded", "elapsed_seconds", "eta_seconds", "errors"):
+    for key in (
+        "phase",
+        "files_done",
+        "files_total",
+        "chunks_embedded",
+        "elapsed_seconds",
+        "eta_seconds",
+        "errors",
+    ):
         assert key in done
     assert done["files_done"] == done["files_total"] == 2
     assert done["project"]["chunks"] >= 3 and done["project"]["status"] == "ready"
@@ -113,7 +120,9 @@ def test_cancel_through_the_tool(session, tmp_path):
     # A tiny project may finish before the first cancel checkpoint; either way the job ended cleanly.
     assert final["status"] in {"cancelled", "done"}
     late = session.ok("cancel_indexing", {"project_path": str(project)})
-    assert late["data"]["was_running"] is False and [w["code"] for w in late["warnings"]] == ["job_not_running"]
+    assert late["data"]["was_running"] is False and [w["code"] for w in late["warnings"]] == [
+        "job_not_running"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from local_memory_indexer.jobs import JobManager
 from local_memory_indexer.pipeline import writer_lock
 from local_memory_shared.config import load_settings

@@ -132,7 +132,9 @@ def test_settings_name_the_model_url_and_timeout(monkeypatch: pytest.MonkeyPatch
 
 
 def test_unreachable_ollama(server: FakeOllama) -> None:
-    outcome = OllamaReranker(MODEL, base_url=f"http://127.0.0.1:{_closed_port()}", timeout=5).rerank("q", CANDIDATES)
+    outcome = OllamaReranker(MODEL, base_url=f"http://127.0.0.1:{_closed_port()}", timeout=5).rerank(
+        "q", CANDIDATES
+    )
     assert_fallback(outcome, "unreachable")
 
 

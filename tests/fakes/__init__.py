@@ -5,7 +5,7 @@ answering normally consumes the next scripted :class:`Fault` queued for that rou
 standing one). Use it as a context manager::
 
     with FakeOllama(dimension=8) as server:
-        server.script("/api/embed", Fault.status(500), Fault.status(429))
+        server.script("/api/embed", Fault.http(500), Fault.http(429))
         ...  # point the client at server.url
         assert [r.status for r in server.requests_to("/api/embed")] == [500, 429, 200]
 """

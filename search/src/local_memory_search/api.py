@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-from local_memory_shared.config import Settings, load_settings
+from local_memory_shared.config import Settings
 from local_memory_shared.envelope import ok
 from local_memory_shared.errors import NotFound
 from local_memory_shared.schema import CHUNK_FIELDS, VECTOR_COLUMN
@@ -27,10 +26,12 @@ from . import degradation as W
 from .filters import lance_where
 from .hybrid import (
     CANDIDATE_DEPTH,
+    RRF_SCORE_EXPONENT,
+    LegFailed,
     LegHit,
     LegResult,
-    RankRequest,
     Ranking,
+    RankRequest,
     Scored,
     candidate_depth,
     fuse,
@@ -38,7 +39,6 @@ from .hybrid import (
     query_words,
     rank,
     vector_search,
-    LegFailed,
 )
 from .params import (
     ExplainMatchParams,
@@ -375,10 +375,11 @@ def _seed_vector(reader: IndexReader, seed_ids: list[str], warnings: list[dict[s
 # -- explain --------------------------------------------------------------------------------
 
 
-def _leg_dict(hit: LegHit | None, contribution: float, weight: float, score_name: str) -> dict[str, Any]:
+def _leg_dict(hit: LegHit | None, conf: float, contribution: float, weight: float, score_name: str) -> dict[str, Any]:
     return {
         "rank": hit.rank if hit else None,
         score_name: hit.score if hit else None,
+        "confidence": conf if hit else None,
         "weight": weight,
         "contribution": contribution,
     }
@@ -394,8 +395,9 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
         "rank": position,
         "in_results": position is not None and position <= ranking.kept,
         "final_score": scored.score,
-        "semantic": _leg_dict(scored.semantic, scored.semantic_rrf, alpha, "cosine_similarity"),
-        "keyword": _leg_dict(scored.keyword, scored.keyword_rrf, 1.0 - alpha, "bm25"),
+        "semantic": _leg_dict(scored.semantic, scored.semantic_confidence, scored.semantic_rrf, alpha,
+                              "cosine_similarity"),
+        "keyword": _leg_dict(scored.keyword, scored.keyword_confidence, scored.keyword_rrf, 1.0 - alpha, "bm25"),
         "rrf_score": scored.base,
         "identifier_boost": {"matched": scored.identifier_match, "multiplier": scored.identifier_multiplier},
         "recency_boost": {"multiplier": scored.recency_multiplier},
@@ -409,8 +411,9 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
         out["gap"] = {"threshold": req.gap_threshold, "top_score": top,
                       "ratio": scored.score / top if top else None, "kept": ranking.kept}
         out["formula"] = (
-            "final = (alpha/(rrf_k + rank_semantic) + (1 - alpha)/(rrf_k + rank_keyword)) "
-            "x identifier_multiplier x recency_multiplier"
+            "final = (alpha*confidence_semantic/(rrf_k + rank_semantic) + "
+            "(1 - alpha)*confidence_keyword/(rrf_k + rank_keyword)) x identifier_multiplier x recency_multiplier; "
+            f"confidence = (score / best score of the leg) ** {RRF_SCORE_EXPONENT:g}"
         )
         out["legs"] = ranking.legs
         if position is not None:

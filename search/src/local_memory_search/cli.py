@@ -1,6 +1,7 @@
 """``local-memory-search``: the MCP server (no arguments) and a thin CLI over the tool registry.
 
     local-memory-search                                   serve MCP over stdio
+    local-memory-search serve [--http --port N --token T]  serve MCP (stdio, or streamable HTTP on 127.0.0.1)
     local-memory-search query "TEXT" [--project P] [--mode hybrid|keyword|semantic] [--limit N] [--json]
     local-memory-search tool NAME --args '{"query": "..."}'   print exactly the tool's envelope
     local-memory-search tools [--json]                    list the tools
@@ -42,6 +43,11 @@ def _parser() -> argparse.ArgumentParser:
 
     ls = sub.add_parser("tools", help="list the tools")
     ls.add_argument("--json", action="store_true", help="print names, descriptions and input schemas as JSON")
+
+    sv = sub.add_parser("serve", help="run the MCP server (stdio by default)")
+    sv.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio")
+    sv.add_argument("--port", type=int, default=8765)
+    sv.add_argument("--token", default=None, help="bearer token required on HTTP (or LOCAL_MEMORY_HTTP_TOKEN)")
     return p
 
 
@@ -85,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
         serve()
         return 0
     args = _parser().parse_args(argv)
+    if args.command == "serve":
+        from .server import main as serve
+
+        serve(http=args.http, port=args.port, token=args.token)
+        return 0
     if args.command == "tool":
         try:
             tool_args = json.loads(args.args)

@@ -4,9 +4,10 @@ Candidates come from the same ranking as ``search_hybrid`` (:func:`hybrid.rank`)
 re-ordered by the Ollama re-ranker. The pack then:
 
 1. groups hits by file, files in the order of their best hit, at most ``max_files`` files;
-2. spends the budget on hits first, in rank order (one hit may take at most half the budget
-   while others wait), then lets truncated hits grow back, then adds neighbour chunks
-   (``chunk_index`` ± 1 … ``neighbor_hops``), nearest first;
+2. spends the budget first on the best hit of every file, in rank order (one may take at most
+   half the budget while others wait), lets those grow back if they were cut, then adds the
+   other hits and the neighbour chunks (``chunk_index`` ± 1 … ``neighbor_hops``) by effective
+   rank: a neighbour ``d`` chunks away from the hit ranked ``r`` counts as rank ``r + 3d``;
 3. works on line numbers, so overlapping chunks (split definitions overlap, class skeletons
    share their headers) and adjacent ranges merge into one excerpt and no line appears twice;
    gaps of up to two blank lines between excerpts are bridged;
@@ -24,6 +25,7 @@ hit. ``est_tokens`` is ``ceil(chars / 4)``, the usual estimate for code and Engl
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import math
 import re
@@ -53,8 +55,14 @@ CHARS_PER_TOKEN = 4
 BRIDGE_BLANK_LINES = 2
 #: Share of the budget one hit may take while other hits still wait (it may grow back later).
 FIRST_PASS_SHARE = 0.5
+#: A neighbour ``d`` chunks from the hit ranked ``r`` competes for budget as if ranked ``r + 3d``.
+NEIGHBOR_RANK_STEP = 3
+#: Below this many lines a cut secondary hit or neighbour is noise (a dangling signature): leave it out.
+MIN_SECONDARY_LINES = 3
 
 _ELISION = re.compile(r"\(lines (\d+)-(\d+)\)\s*$")
+#: A line that only closes a block (``}``, ``end``, ``});``): what a skeleton keeps after an elided body.
+_CLOSER = re.compile(r"^\s*(?:[})\]][})\];,]*|end)\s*$")
 
 
 class ContextPackParams(BaseModel):
@@ -195,9 +203,14 @@ def align_chunk(text: str, start: int, end: int, known: dict[int, str], complete
         return {start + i: t for i, t in enumerate(lines)}
     out: dict[int, str] = {}
     p = start
+    closer_slot = False  # right after an elided member: its last line may be kept as a closer
     for line in lines:
         if p > end:
             break
+        if closer_slot and p not in known:
+            closer_slot = False
+            if not _CLOSER.match(line):
+                p += 1  # no closer kept: the member's last line is not in the chunk
         if p in known:
             if known[p] == line:
                 out[p] = line
@@ -215,6 +228,7 @@ def align_chunk(text: str, start: int, end: int, known: dict[int, str], complete
         marker = _ELISION.search(line)
         if marker:  # skip the elided member; its closing line (if kept) is its last line
             p = max(p, int(marker.group(2)))
+            closer_slot = True
     return out
 
 
@@ -361,6 +375,19 @@ class _FileState:
 SEPARATOR = "\n\n"
 
 
+@dataclass(frozen=True)
+class _Candidate:
+    """A chunk waiting for budget: a hit at its rank, or a neighbour at an effective rank."""
+
+    effective_rank: int
+    seq: int
+    state: _FileState
+    row: dict[str, Any]
+    strategy: str
+    hit: bool
+    hit_rank: int
+
+
 class Packer:
     """Fills a character budget with hit and neighbour chunks; the rendered text never exceeds it."""
 
@@ -372,6 +399,7 @@ class Packer:
         self.total_size = 0
         self.total_blocks = 0
         self.omitted = {"hits": 0, "neighbors": 0}
+        self._state_of: dict[str, _FileState] = {}
 
     def _cost(self, size: int, blocks: int) -> int:
         return size + len(SEPARATOR) * max(0, blocks - 1)
@@ -393,14 +421,14 @@ class Packer:
         state.blocks, state.size = blocks, sum(len(b) for b in blocks)
         return True
 
-    def _grow(self, state: _FileState, unit: _Unit, cap: int | None) -> bool:
-        """Raise ``unit`` to the highest level that fits; True if anything of it is selected."""
+    def _grow(self, state: _FileState, unit: _Unit, cap: int | None, min_level: int = 1) -> bool:
+        """Raise ``unit`` to the highest level that fits (at least ``min_level``); True if any of it is in."""
         n = len(unit.lines)
         if unit.level >= n:
             return True
         if self._try(state, unit, n, cap):
             return True
-        lo, hi = unit.level + 1, n - 1  # binary search the largest level that fits
+        lo, hi = max(unit.level + 1, min_level), n - 1  # binary search the largest level that fits
         best = None
         while lo <= hi:
             mid = (lo + hi) // 2
@@ -437,51 +465,66 @@ class Packer:
         return unit
 
     def build(self) -> ContextPack:
-        """Run the three passes and render the pack."""
-        rows_by_file = [{c["chunk_id"]: c for c in s.spec.chunks} for s in self.files]
-        hits: list[tuple[int, _FileState, dict[str, Any]]] = []
-        for state, rows in zip(self.files, rows_by_file, strict=True):
-            for cid in state.spec.hit_ids:
-                if cid in rows:
-                    hits.append((state.spec.hit_ranks.get(cid, 0), state, rows[cid]))
-        hits.sort(key=lambda h: h[0])
-        # Pass 1: every hit, in rank order; one hit may not take more than its share while others wait.
-        share = int(self.max_chars * FIRST_PASS_SHARE) if len(hits) > 1 else None
-        placed: list[tuple[_FileState, _Unit]] = []
-        for hit_rank, state, row in hits:
-            unit = self._unit(state, row, self.strategy, True, hit_rank)
-            if unit is None:
-                continue
-            if self._grow(state, unit, share):
-                placed.append((state, unit))
-            else:
-                del state.units[unit.chunk_id]
-                self.omitted["hits"] += 1
-        # Pass 2: truncated hits grow back into what is left.
-        for state, unit in placed:
-            if unit.truncated:
-                self._grow(state, unit, None)
-        # Pass 3: neighbours, nearest first; each is cut on the side away from its hit.
-        for distance in range(1, self.hops + 1):
-            for state in self.files:
-                order = [c["chunk_id"] for c in state.spec.chunks]
-                position = {cid: i for i, cid in enumerate(order)}
-                for cid in [u.chunk_id for u in state.units.values() if u.hit]:
-                    if cid not in position:
-                        continue
-                    i = position[cid]
+        """Place the best hit of every file, let it grow back, then the rest by effective rank."""
+        best: list[_Candidate] = []
+        rest: list[_Candidate] = []
+        seq = itertools.count()
+        for state in self.files:
+            rows = {c["chunk_id"]: c for c in state.spec.chunks}
+            position = {c["chunk_id"]: i for i, c in enumerate(state.spec.chunks)}
+            hit_ids = [cid for cid in state.spec.hit_ids if cid in rows]
+            for n, cid in enumerate(hit_ids):
+                hit_rank = state.spec.hit_ranks.get(cid, 0)
+                entry = _Candidate(hit_rank, next(seq), state, rows[cid], self.strategy, True, hit_rank)
+                (best if n == 0 else rest).append(entry)
+                if cid not in position:
+                    continue
+                i = position[cid]
+                for distance in range(1, self.hops + 1):
+                    # Cut on the side away from the hit: what is next to it is what matters.
                     for j, strategy in ((i - distance, "head"), (i + distance, "tail")):
-                        if not 0 <= j < len(order) or order[j] in state.units:
-                            continue
-                        unit = self._unit(
-                            state, state.spec.chunks[j], strategy, False, state.units[cid].hit_rank
-                        )
-                        if unit is None:
-                            continue
-                        if not self._grow(state, unit, None):
-                            del state.units[unit.chunk_id]
-                            self.omitted["neighbors"] += 1
+                        if (
+                            0 <= j < len(state.spec.chunks)
+                            and state.spec.chunks[j]["chunk_id"] not in hit_ids
+                        ):
+                            effective = hit_rank + NEIGHBOR_RANK_STEP * distance
+                            rest.append(
+                                _Candidate(
+                                    effective,
+                                    next(seq),
+                                    state,
+                                    state.spec.chunks[j],
+                                    strategy,
+                                    False,
+                                    hit_rank,
+                                )
+                            )
+        best.sort(key=lambda c: (c.effective_rank, c.seq))
+        rest.sort(key=lambda c: (c.effective_rank, c.seq))
+        # Pass 1: every file's best hit; one may not take more than its share while others wait.
+        share = int(self.max_chars * FIRST_PASS_SHARE) if len(best) + len(rest) > 1 else None
+        placed = [unit for c in best if (unit := self._place(c, share)) is not None]
+        # Pass 2: truncated best hits grow back into what is left.
+        for unit in placed:
+            if unit.truncated:
+                self._grow(self._state_of[unit.chunk_id], unit, None)
+        # Pass 3: other hits and neighbours by effective rank (a neighbour d hops from the hit
+        # ranked r counts as rank r + NEIGHBOR_RANK_STEP * d).
+        for c in rest:
+            if c.row["chunk_id"] not in c.state.units:
+                self._place(c, None, MIN_SECONDARY_LINES)
         return self._finish()
+
+    def _place(self, c: _Candidate, cap: int | None, min_level: int = 1) -> _Unit | None:
+        unit = self._unit(c.state, c.row, c.strategy, c.hit, c.hit_rank)
+        if unit is None:
+            return None
+        if self._grow(c.state, unit, cap, min_level):
+            self._state_of[unit.chunk_id] = c.state
+            return unit
+        del c.state.units[unit.chunk_id]
+        self.omitted["hits" if c.hit else "neighbors"] += 1
+        return None
 
     def _finish(self) -> ContextPack:
         files: list[PackFile] = []

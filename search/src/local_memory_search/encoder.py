@@ -18,7 +18,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-
 from local_memory_shared.config import Settings
 from local_memory_shared.embedding import DEFAULT_MODELS, Embedder, RetryPolicy, create_embedder
 from local_memory_shared.errors import DimensionMismatch, EmbeddingError, LocalMemoryError

@@ -10,10 +10,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
 from local_memory_shared.errors import InvalidArgument
 from local_memory_shared.schema import CHUNK_FIELDS
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 #: Extra per-hit fields a search result carries beside the chunk's own.
 RESULT_EXTRA_FIELDS: tuple[str, ...] = ("score",)

@@ -13,11 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
-
 from local_memory_shared.config import Settings, load_settings
 from local_memory_shared.envelope import error
 from local_memory_shared.errors import LocalMemoryError, NotFound
+from pydantic import BaseModel
 
 from . import api, context, diagnostics
 from .api import ToolOutput

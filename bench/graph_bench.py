@@ -1,0 +1,270 @@
+"""Code-graph benchmark: extraction cost on real code, its share of indexing, and query latency at scale.
+
+Three measurements, one JSON report:
+
+1. **Extraction** (``extract_file_graph``) per file on real code: the venv's ``rich`` and ``lancedb``
+   packages plus the pinned sdists under ``bench/cache/src`` (``python -m bench.corpora`` fetches
+   them); the tree-sitter parse alone is timed too, so the query/attribution cost is visible.
+2. **Share of indexing time**: the real pipeline (``index_project``, local ONNX model) on one
+   pinned corpus; the pipeline's own phase timer separates ``graph`` (extraction + SQLite rows)
+   from parse, embed and write.
+3. **Query latency** on a synthetic project of ≥ 50,000 call edges, extracted and stored by the
+   real code: ``find_callers`` at depth 3 and ``trace_path`` (connected and unconnected pairs),
+   each call on a fresh reader as an MCP call would be (goal: p95 < 100 ms).
+
+Usage: python -m bench.graph_bench [--modules 1000] [--queries 200] [--corpus requests] [--skip-index]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from local_memory_indexer.graph import extract_file_graph, write_file_graph
+from local_memory_indexer.treesitter import language_for_path, parse
+from local_memory_search.graph import find_callees, find_callers, trace_path
+from local_memory_shared.state import open_state_ro, open_state_rw
+
+from .metrics import percentiles
+
+BENCH_DIR = Path(__file__).resolve().parent
+RESULTS = BENCH_DIR / "results" / "graph_bench.json"
+CORPORA = BENCH_DIR / "cache" / "src"
+
+log = logging.getLogger(__name__)
+
+
+# --- 1. extraction on real code -------------------------------------------------------------------
+
+
+def real_roots() -> list[Path]:
+    """rich and lancedb from this interpreter's site-packages, and every unpacked pinned corpus."""
+    site = Path(sysconfig.get_paths()["purelib"])
+    roots = [site / "rich", site / "lancedb"]
+    if CORPORA.is_dir():
+        roots += sorted(p for p in CORPORA.iterdir() if p.is_dir())
+    return [r for r in roots if r.is_dir()]
+
+
+def measure_extraction(roots: list[Path]) -> dict[str, Any]:
+    """Per-file extraction time (and parse-only time) over every supported file under ``roots``."""
+    per_root: dict[str, Any] = {}
+    all_ms: list[float] = []
+    for root in roots:
+        extract_ms: list[float] = []
+        parse_ms: list[float] = []
+        lines = symbols = calls = imports = 0
+        for path in sorted(root.rglob("*")):
+            language = language_for_path(path.name)
+            if not path.is_file() or language in ("text", "markdown"):
+                continue
+            data = path.read_bytes()
+            rel = path.relative_to(root).as_posix()
+            start = time.perf_counter()
+            parse(language, data)
+            parse_ms.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            graph = extract_file_graph(rel, data, language)
+            extract_ms.append((time.perf_counter() - start) * 1000)
+            lines += data.count(b"\n") + 1
+            symbols += len(graph.symbols)
+            calls += len(graph.calls)
+            imports += len(graph.imports)
+        if not extract_ms:
+            continue
+        all_ms += extract_ms
+        per_root[root.name] = {
+            "files": len(extract_ms),
+            "lines": lines,
+            "symbols": symbols,
+            "calls": calls,
+            "imports": imports,
+            "extract_ms": percentiles(extract_ms),
+            "parse_only_ms": percentiles(parse_ms),
+            "extract_total_s": round(sum(extract_ms) / 1000, 3),
+            "ms_per_1k_lines": round(sum(extract_ms) / lines * 1000, 2),
+        }
+    return {"per_root": per_root, "all_files_ms": percentiles(all_ms)}
+
+
+# --- 2. share of indexing time --------------------------------------------------------------------
+
+
+def measure_index_share(corpus: Path) -> dict[str, Any]:
+    """Index ``corpus`` with the real pipeline in a scratch data root; the graph phase's share."""
+    from local_memory_indexer.pipeline import index_project
+
+    from . import harness
+
+    with tempfile.TemporaryDirectory(prefix="graph-bench-") as tmp, harness.data_root(Path(tmp)) as settings:
+        embedder = harness.shared_embedder(settings)  # model load stays out of the timing
+        start = time.perf_counter()
+        summary = index_project(corpus, settings=settings, embedder=embedder).to_dict()
+        wall = time.perf_counter() - start
+    phases = summary.get("seconds") or {}
+    total = sum(phases.values())
+    return {
+        "corpus": corpus.name,
+        "files_parsed": summary.get("files_parsed"),
+        "chunks_written": summary.get("chunks_written"),
+        "wall_s": round(wall, 2),
+        "phases_s": phases,
+        "graph_share_of_phases": round(phases.get("graph", 0.0) / total, 4) if total else None,
+        "graph_share_without_embedding": (
+            round(phases.get("graph", 0.0) / (total - phases.get("embed", 0.0)), 4)
+            if total - phases.get("embed", 0.0) > 0
+            else None
+        ),
+        "errors": len(summary.get("errors") or []),
+    }
+
+
+# --- 3. query latency on a large synthetic graph ---------------------------------------------------
+
+
+def synthetic_project(modules: int, seed: int = 7) -> dict[str, str]:
+    """A Python project of ``modules`` files with realistic call shapes (~64 call sites per file).
+
+    Each module imports three others, defines a class with four methods and twelve functions;
+    calls go to the same module, to imported modules (``mX.f()``), to methods through typed
+    locals (``c = C3(); c.m1()``), to a name many classes define (``x.run()``: ambiguous), to the
+    standard library, and into recursion and cycles.
+    """
+    rng = random.Random(seed)
+    files: dict[str, str] = {"pkg/__init__.py": ""}
+    for i in range(modules):
+        peers = rng.sample([m for m in range(modules) if m != i], 3)
+        lines = [f"from pkg import m{p}" for p in peers] + ["import os", ""]
+        lines += [f"class C{i}:"]
+        for k in range(4):
+            body = [f"        return self.m{(k + 1) % 4}()"] if k < 3 else ["        return os.getcwd()"]
+            lines += [f"    def m{k}(self):", *body]
+        lines += ["    def run(self):", f"        return f{i}_0()", ""]
+        for j in range(12):
+            calls = [
+                f"    f{i}_{(j + 1) % 12}()",
+                f"    m{peers[j % 3]}.f{peers[j % 3]}_{rng.randrange(12)}()",
+                f"    c = C{rng.choice(peers)}()",
+                f"    c.m{rng.randrange(4)}()",
+                "    x.run()",
+                "    os.path.join('a', 'b')",
+            ]
+            if j == 0:
+                calls.append(f"    f{i}_0()")  # direct recursion
+            lines += [f"def f{i}_{j}(x):", *calls, "    return x", ""]
+        files[f"pkg/m{i}.py"] = "\n".join(lines) + "\n"
+    return files
+
+
+def build_state(db: Path, files: dict[str, str]) -> dict[str, Any]:
+    """Extract and store every file like the pipeline does; returns timings and row counts."""
+    conn = open_state_rw(db)
+    project = frozenset(files)
+    start = time.perf_counter()
+    conn.execute("BEGIN")
+    extract_s = 0.0
+    for rel, text in files.items():
+        t0 = time.perf_counter()
+        graph = extract_file_graph(rel, text.encode(), language_for_path(rel))
+        extract_s += time.perf_counter() - t0
+        write_file_graph(conn, rel, "python", graph, [], project)
+    conn.execute("COMMIT")
+    total = time.perf_counter() - start
+    counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("symbols", "call_edges", "import_edges")}
+    conn.close()
+    return {"files": len(files), "build_s": round(total, 2), "extract_s": round(extract_s, 2), **counts}
+
+
+def _timed(fn: Any, *args: Any, **kwargs: Any) -> tuple[float, dict[str, Any]]:
+    start = time.perf_counter()
+    data, _warnings = fn(*args, **kwargs)
+    return (time.perf_counter() - start) * 1000, data
+
+
+def measure_queries(db: Path, queries: int, seed: int = 11) -> dict[str, Any]:
+    """p50/p95 of find_callers (depth 3), find_callees (depth 3) and trace_path on random symbols."""
+    rng = random.Random(seed)
+    conn = open_state_ro(db)
+    keys = [f"{r[0]}:{r[1]}" for r in conn.execute("SELECT file_path, qualified_name FROM symbols WHERE kind != 'class'")]
+    sample = rng.sample(keys, min(queries, len(keys)))
+    callers_ms, callees_ms = [], []
+    statuses: dict[str, int] = {}
+    truncated = 0
+    for key in sample:
+        ms, data = _timed(find_callers, conn, key, depth=3)
+        callers_ms.append(ms)
+        statuses[data["status"]] = statuses.get(data["status"], 0) + 1
+        truncated += bool(data.get("truncated"))
+        ms, _ = _timed(find_callees, conn, key, depth=3)
+        callees_ms.append(ms)
+
+    connected_ms, random_ms = [], []
+    found = 0
+    lengths: list[int] = []
+    for key in sample:
+        # a connected pair: walk 2-5 resolved hops forward from the source
+        target = key
+        for _ in range(rng.randint(2, 5)):
+            data, _ = find_callees(conn, target, depth=1)
+            nodes = [n["id"] for n in data.get("callees", []) if n["id"] != target]
+            if not nodes:
+                break
+            target = rng.choice(nodes)
+        if target != key:
+            ms, data = _timed(trace_path, conn, key, target)
+            connected_ms.append(ms)
+            if data["status"] == "ok":
+                found += 1
+                lengths.append(data["length"])
+        ms, data = _timed(trace_path, conn, key, rng.choice(keys))
+        random_ms.append(ms)
+    conn.close()
+    return {
+        "find_callers_depth3_ms": percentiles(callers_ms),
+        "find_callers_statuses": statuses,
+        "find_callers_capped": truncated,
+        "find_callees_depth3_ms": percentiles(callees_ms),
+        "trace_path_connected_ms": percentiles(connected_ms),
+        "trace_path_connected_found": f"{found}/{len(connected_ms)}",
+        "trace_path_connected_mean_length": round(sum(lengths) / len(lengths), 2) if lengths else None,
+        "trace_path_random_pair_ms": percentiles(random_ms),
+        "trace_path_all_ms": percentiles(connected_ms + random_ms),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the three measurements and write ``bench/results/graph_bench.json``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--modules", type=int, default=1000, help="synthetic modules (~64 call edges each)")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--corpus", default="requests", help="pinned corpus under bench/cache/src for the share")
+    parser.add_argument("--skip-index", action="store_true", help="skip the (slow, embedding) indexing share")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+
+    report: dict[str, Any] = {"extraction": measure_extraction(real_roots())}
+    if not args.skip_index:
+        corpus = next((p for p in sorted(CORPORA.glob(f"{args.corpus}-*")) if p.is_dir()), None)
+        report["index_share"] = measure_index_share(corpus) if corpus else {"skipped": f"no {args.corpus} under {CORPORA}"}
+    with tempfile.TemporaryDirectory(prefix="graph-bench-") as tmp:
+        db = Path(tmp) / "state.db"
+        report["synthetic_graph"] = build_state(db, synthetic_project(args.modules))
+        report["queries"] = measure_queries(db, args.queries)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    json.dump(report, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
