@@ -53,7 +53,7 @@ class GrepBaseline:
     def __init__(self, root: Path, files: Sequence[str]):
         self.root = root
         self.files = sorted(files)
-        self.rg = shutil.which("rg")
+        self.rg: str | None = shutil.which("rg")
         self.engine = "ripgrep" if self.rg else "python-re"
         self._texts: dict[str, str] | None = None
 
@@ -74,15 +74,30 @@ class GrepBaseline:
         return [path for path, _ in ranked[:limit]]
 
     def _counts_rg(self, words: list[str]) -> dict[str, int]:
-        cmd = [self.rg, "--count-matches", "--ignore-case", "--fixed-strings", "--no-messages",
-               "--no-ignore", "--hidden", "--with-filename", "--no-config"]
+        assert self.rg is not None
+        cmd: list[str] = [
+            self.rg,
+            "--count-matches",
+            "--ignore-case",
+            "--fixed-strings",
+            "--no-messages",
+            "--no-ignore",
+            "--hidden",
+            "--with-filename",
+            "--no-config",
+        ]
         for w in words:
             cmd += ["-e", w]
         counts: dict[str, int] = {}
         # Paths are passed explicitly (in slices, for the argv limit) so rg sees exactly the indexed files.
         for i in range(0, len(self.files), 2000):
-            out = subprocess.run(cmd + ["--", *self.files[i : i + 2000]], cwd=self.root,
-                                 capture_output=True, text=True, check=False)
+            out = subprocess.run(
+                cmd + ["--", *self.files[i : i + 2000]],
+                cwd=self.root,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             for line in out.stdout.splitlines():
                 path, _, count = line.rpartition(":")
                 if path and count.isdigit():

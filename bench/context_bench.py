@@ -111,22 +111,35 @@ def _call(tool: str, args: dict[str, Any]) -> tuple[float, dict[str, Any]]:
 
 
 def pack_latency(project: Path, queries: list[str], warmup: int = 5) -> dict[str, Any]:
-    """p50/p95 of retrieve_context_pack (seed defaults, no re-rank) over distinct queries."""
+    """p50/p95 of retrieve_context_pack (seed defaults, no re-rank) over distinct queries.
+
+    ``search_hybrid_ms`` times the plain search (limit 10, cache bypassed) on the same queries,
+    interleaved, as the reference: the pack runs that same ranking, so on a busy machine both
+    move together and their difference is the pack's own cost.
+    """
     for q in queries[:warmup]:
         _call("retrieve_context_pack", {"project_path": str(project), "query": q})
-    totals, ranks, packs, chars = [], [], [], []
+        _call("search_hybrid", {"project_path": str(project), "query": q + " warm", "cache_bust": True})
+    totals, ranks, packs, chars, searches = [], [], [], [], []
     for q in queries[warmup:]:
         ms, out = _call("retrieve_context_pack", {"project_path": str(project), "query": q})
         totals.append(ms)
         ranks.append(out["data"]["timings_ms"]["rank"])
         packs.append(out["data"]["timings_ms"]["pack"])
         chars.append(out["data"]["chars"])
+        # A different query text, so the encoder's query-vector cache cannot serve it.
+        search_ms, _ = _call(
+            "search_hybrid", {"project_path": str(project), "query": q + " ref", "cache_bust": True}
+        )
+        searches.append(search_ms)
     return {
         "total_ms": percentiles(totals),
         "rank_ms": percentiles(ranks),
         "pack_ms": percentiles(packs),
+        "search_hybrid_ms": percentiles(searches),
         "chars_mean": round(sum(chars) / max(1, len(chars))),
         "queries": len(totals),
+        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
     }
 
 
@@ -232,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    report: dict[str, Any] = {"synthetic": synthetic(args.files, args.queries, args.keep)}
+    report: dict[str, Any] = {"cpus": os.cpu_count(), "load_average_start": os.getloadavg()[0]}
+    report["synthetic"] = synthetic(args.files, args.queries, args.keep)
     report["corpora"] = corpus_latency(args.corpus_root, args.queries)
     syn = report["synthetic"]
     p95s = [syn["retrieve_context_pack"]["total_ms"]["p95"]] + [

@@ -60,8 +60,19 @@ def _sha256(path: Path) -> str:
 def _download(pin: dict[str, str], dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     if pin["kind"] == "pypi":
-        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-               f"{pin['name']}=={pin['version']}", "-d", str(dest)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            f"{pin['name']}=={pin['version']}",
+            "-d",
+            str(dest),
+        ]
     elif pin["kind"] == "npm":
         cmd = ["npm", "pack", "--silent", f"{pin['name']}@{pin['version']}", "--pack-destination", str(dest)]
     else:

@@ -3,7 +3,7 @@
 Chunks are 20-40 line windows of the Python standard library's own source (deterministic
 for a given seed), which is what the indexer feeds the model. Run:
 
-    .venv/bin/python bench/embed_throughput.py [--chunks 200] [--repeats 2] [--batch-sizes 32 64]
+    .venv/bin/python bench/embed_throughput.py [--chunks 200] [--repeats 2] [--batch-sizes 32 64] [--corpus cosqa]
 """
 
 from __future__ import annotations
@@ -52,6 +52,12 @@ def padding_efficiency(tokens: list[int], batch_size: int, sort_by_length: bool)
     return sum(tokens) / padded
 
 
+def cosqa_functions(count: int, folder: Path) -> list[str]:
+    """The first ``count`` functions of CoSQA's retrieval corpus: real code of very uneven length."""
+    corpus = json.loads((folder / "code_idx_map.txt").read_text(encoding="utf-8"))
+    return list(corpus)[:count]
+
+
 def run(chunks: list[str], *, batch_size: int, sort_by_length: bool, repeats: int, threads: int) -> dict:
     """Best-of-``repeats`` wall and CPU time for one configuration (model load excluded)."""
     embedder = OnnxEmbedder(batch_size=batch_size, sort_by_length=sort_by_length, threads=threads)
@@ -82,14 +88,26 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[32, 64])
     parser.add_argument("--threads", type=int, default=default_threads())
+    parser.add_argument(
+        "--corpus",
+        choices=["stdlib", "cosqa"],
+        default="stdlib",
+        help="stdlib: 20-40 line windows (default); cosqa: whole functions of uneven length",
+    )
+    parser.add_argument(
+        "--cosqa-dir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/bench-data/cosqa"
+    )
     parser.add_argument("--json", action="store_true", help="print results as JSON")
     args = parser.parse_args()
 
-    chunks = code_chunks(args.chunks)
+    chunks = (
+        code_chunks(args.chunks) if args.corpus == "stdlib" else cosqa_functions(args.chunks, args.cosqa_dir)
+    )
     probe = OnnxEmbedder(threads=args.threads)
     tokens = probe.token_counts(chunks)
     lines = [c.count("\n") + 1 for c in chunks]
     summary = {
+        "corpus": args.corpus,
         "chunks": len(chunks),
         "lines_mean": round(float(np.mean(lines)), 1),
         "tokens_mean": round(float(np.mean(tokens)), 1),
@@ -118,7 +136,7 @@ def main() -> None:
         print(json.dumps({"summary": summary, "results": results, "max_abs_diff": drift}, indent=2))
         return
     print(
-        f"{summary['chunks']} chunks, {summary['lines_mean']} lines and {summary['tokens_mean']} tokens on average, "
+        f"{summary['chunks']} {args.corpus} chunks, {summary['lines_mean']} lines and {summary['tokens_mean']} tokens on average, "
         f"{summary['truncated_at_limit']} at the {summary['token_limit']}-token limit, {summary['threads']} threads"
     )
     for r in results:

@@ -69,15 +69,65 @@ def shared_embedder(settings: Settings) -> Any:
     return _EMBEDDERS[key]
 
 
-def index(project: Path, settings: Settings, *, full: bool = False, fresh_embedder: bool = False) -> dict[str, Any]:
-    """Index ``project`` with the real pipeline; returns the IndexSummary as a dict."""
+def seed_embed_cache(project: Path, settings: Settings, model_key: str) -> int:
+    """Copy cached vectors of ``model_key`` from every other index under ``bench/cache`` into ``project``'s.
+
+    The indexer's embedding cache is keyed by (model, hash of the exact text embedded), so a
+    seeded entry is precisely the vector the same model gives the same text: quality figures
+    are unchanged, only the time to embed again is saved. Returns the rows added.
+    """
+    from local_memory_shared.state import open_state_rw
+
+    from .corpora import CACHE_DIR
+
+    target = project_paths(settings.data_root, project).state_db
+    donors = sorted({*CACHE_DIR.glob("*/projects/*/state.db"), *CACHE_DIR.glob("*/*/projects/*/state.db")})
+    conn = open_state_rw(target)
+    added = 0
+    try:
+        for donor in donors:
+            if donor.resolve() == target.resolve():
+                continue
+            try:
+                conn.execute("ATTACH DATABASE ? AS donor", (f"file:{donor}?mode=ro",))
+            except sqlite3.Error:
+                continue
+            try:
+                before = conn.total_changes
+                conn.execute(
+                    "INSERT OR IGNORE INTO main.embed_cache(model_key, text_hash, vector) "
+                    "SELECT model_key, text_hash, vector FROM donor.embed_cache WHERE model_key = ?",
+                    (model_key,),
+                )
+                added += conn.total_changes - before
+            except sqlite3.Error as exc:
+                log.debug("no cache from %s: %s", donor, exc)
+            finally:
+                conn.execute("DETACH DATABASE donor")
+    finally:
+        conn.close()
+    return added
+
+
+def index(
+    project: Path, settings: Settings, *, full: bool = False, fresh_embedder: bool = False, seed: bool = False
+) -> dict[str, Any]:
+    """Index ``project`` with the real pipeline; returns the IndexSummary as a dict.
+
+    ``seed`` first copies matching cached vectors from other bench indexes (see :func:`seed_embed_cache`).
+    """
     from local_memory_indexer.pipeline import index_project
 
     embedder = None if fresh_embedder else shared_embedder(settings)
+    if seed:
+        key = (embedder or shared_embedder(settings)).model_key
+        log.info("seeded %d cached vectors into %s", seed_embed_cache(project, settings, key), project.name)
     summary = index_project(project, settings=settings, full=full, embedder=embedder)
     out = summary.to_dict()
     if out.get("errors"):
-        log.warning("indexing %s reported %d errors, first: %s", project, len(out["errors"]), out["errors"][0])
+        log.warning(
+            "indexing %s reported %d errors, first: %s", project, len(out["errors"]), out["errors"][0]
+        )
     return out
 
 
@@ -103,7 +153,8 @@ def call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
 
 def hit_from(result: dict[str, Any]) -> Hit:
     """Read a result's location whether the fields are flat or nested under ``chunk``."""
-    src = result.get("chunk") if isinstance(result.get("chunk"), dict) else result
+    nested = result.get("chunk")
+    src: dict[str, Any] = nested if isinstance(nested, dict) else result
     return Hit(
         file_path=str(src.get("file_path", "")),
         start_line=int(src.get("start_line") or 0),
@@ -113,14 +164,18 @@ def hit_from(result: dict[str, Any]) -> Hit:
     )
 
 
-def search(tool: str, project: Path, query: str, *, depth: int = PAGE, **params: Any) -> tuple[list[Hit], list[str]]:
+def search(
+    tool: str, project: Path, query: str, *, depth: int = PAGE, **params: Any
+) -> tuple[list[Hit], list[str]]:
     """Ranked hits of ``tool`` down to ``depth`` (paging by 50) and the warning codes seen."""
     hits: list[Hit] = []
     warnings: list[str] = []
     offset = 0
     while offset < depth:
         limit = min(PAGE, depth - offset)
-        env = call(tool, {"project_path": str(project), "query": query, "limit": limit, "offset": offset, **params})
+        env = call(
+            tool, {"project_path": str(project), "query": query, "limit": limit, "offset": offset, **params}
+        )
         results = env.get("results") or []
         hits.extend(hit_from(r) for r in results)
         warnings.extend(w.get("code", "") for w in env.get("warnings", []))

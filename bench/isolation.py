@@ -30,19 +30,31 @@ def _indexer_cmd(project: Path, *, full: bool) -> list[str]:
     return cmd + (["--full"] if full else [])
 
 
-def _search_while(proc: SearchProcess, project: Path, queries: list[str], writer: subprocess.Popen[bytes] | None,
-                  n_idle: int) -> dict[str, Any]:
+def _search_while(
+    proc: SearchProcess,
+    project: Path,
+    queries: list[str],
+    writer: subprocess.Popen[bytes] | None,
+    n_idle: int,
+) -> dict[str, Any]:
     samples, failures, empty, i = [], 0, 0, 0
     started = time.perf_counter()
     while True:
         if writer is None and i >= n_idle:
             break
-        if writer is not None and (writer.poll() is not None or time.perf_counter() - started > MAX_BUSY_SECONDS):
+        if writer is not None and (
+            writer.poll() is not None or time.perf_counter() - started > MAX_BUSY_SECONDS
+        ):
             break
         q = queries[i % len(queries)]
         i += 1
-        reply = proc.request({"op": "call", "tool": "search_hybrid",
-                              "args": {"project_path": str(project), "query": q, "limit": 10, "cache_bust": True}})
+        reply = proc.request(
+            {
+                "op": "call",
+                "tool": "search_hybrid",
+                "args": {"project_path": str(project), "query": q, "limit": 10, "cache_bust": True},
+            }
+        )
         if not reply.get("ok"):
             failures += 1
             continue
@@ -50,7 +62,9 @@ def _search_while(proc: SearchProcess, project: Path, queries: list[str], writer
             empty += 1
         samples.append(reply["ms"])
     out = percentiles(samples)
-    out.update({"failures": failures, "empty_answers": empty, "seconds": round(time.perf_counter() - started, 1)})
+    out.update(
+        {"failures": failures, "empty_answers": empty, "seconds": round(time.perf_counter() - started, 1)}
+    )
     return out
 
 
@@ -63,20 +77,32 @@ def run_isolation(project: Path, other_project: Path, data_root: Path, *, n_idle
         for q in queries[:5]:
             proc.call("search_hybrid", {"project_path": str(project), "query": q, "cache_bust": True})
         out["idle"] = _search_while(proc, project, queries, None, n_idle)
-        for phase, target, full in (("other_project_full_index", other_project, False),
-                                    ("same_project_reindex", project, True)):
+        for phase, target, full in (
+            ("other_project_full_index", other_project, False),
+            ("same_project_reindex", project, True),
+        ):
             t0 = time.perf_counter()
-            writer = subprocess.Popen(_indexer_cmd(target, full=full), env=env,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            writer = subprocess.Popen(
+                _indexer_cmd(target, full=full), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            )
             res = _search_while(proc, project, queries, writer, n_idle)
-            _, err = writer.communicate(timeout=MAX_BUSY_SECONDS)
+            res["indexer_finished"] = writer.poll() is not None
+            if not res["indexer_finished"]:
+                # The measuring window is over; stop our own indexer rather than wait unboundedly.
+                writer.terminate()
+            _, err = writer.communicate(timeout=120)
             res["indexer_seconds"] = round(time.perf_counter() - t0, 1)
             res["indexer_exit"] = writer.returncode
-            if writer.returncode:
+            if writer.returncode and res["indexer_finished"]:
                 res["indexer_stderr"] = err.decode(errors="replace")[-500:]
             idle_p95 = out["idle"].get("p95") or 0
-            res["p95_ratio_to_idle"] = round(res["p95"] / idle_p95, 2) if idle_p95 and res.get("p95") else None
-            res["p50_ratio_to_idle"] = (round(res["p50"] / out["idle"]["p50"], 2)
-                                        if out["idle"].get("p50") and res.get("p50") else None)
+            res["p95_ratio_to_idle"] = (
+                round(res["p95"] / idle_p95, 2) if idle_p95 and res.get("p95") else None
+            )
+            res["p50_ratio_to_idle"] = (
+                round(res["p50"] / out["idle"]["p50"], 2)
+                if out["idle"].get("p50") and res.get("p50")
+                else None
+            )
             out[phase] = res
     return out

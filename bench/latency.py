@@ -37,8 +37,14 @@ def latency_queries(project: Path, data_root: Path, n: int) -> list[str]:
     paths = project_paths(data_root, project)
     conn = sqlite3.connect(f"file:{paths.state_db}?mode=ro", uri=True)
     try:
-        names = sorted({r[0] for r in conn.execute(
-            "SELECT DISTINCT function_name FROM chunks WHERE function_name IS NOT NULL AND length(function_name) > 5")})
+        names = sorted(
+            {
+                r[0]
+                for r in conn.execute(
+                    "SELECT DISTINCT function_name FROM chunks WHERE function_name IS NOT NULL AND length(function_name) > 5"
+                )
+            }
+        )
     finally:
         conn.close()
     step = max(1, len(names) // max(1, n // 3))
@@ -65,21 +71,22 @@ def measure_tier(project: Path, data_root: Path, *, n_warm: int, cold_samples: i
     queries = latency_queries(project, data_root, n_warm + 10 + cold_samples * len(SEARCH_TOOLS))
     out: dict[str, Any] = {"queries": n_warm, "cold_samples": cold_samples, "tools": {}}
     cold_queries = iter(queries[n_warm + 10 :])
-    spawn = []
+    spawn: list[float] = []
     for tool in SEARCH_TOOLS:
-        samples = []
+        cold: list[float] = []
         for _ in range(cold_samples):
             with SearchProcess(data_root) as proc:
                 spawn.append(proc.spawn_ms)
-                samples.append(proc.call(tool, _args(project, next(cold_queries)))["ms"])
-        out["tools"][tool] = {"cold": percentiles(samples)}
+                cold.append(proc.call(tool, _args(project, next(cold_queries)))["ms"])
+        out["tools"][tool] = {"cold": percentiles(cold)}
     out["process_spawn_ms"] = percentiles(spawn)
     with SearchProcess(data_root) as proc:
         for tool in SEARCH_TOOLS:
             for q in queries[n_warm : n_warm + 5]:
                 proc.call(tool, _args(project, q))
         for tool in SEARCH_TOOLS:
-            samples, stages = [], {s: [] for s in STAGES}
+            samples: list[float] = []
+            stages: dict[str, list[float]] = {s: [] for s in STAGES}
             results, started = 0, time.perf_counter()
             for q in queries[:n_warm]:
                 reply = proc.call(tool, _args(project, q))

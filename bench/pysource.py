@@ -25,12 +25,19 @@ class Docstring:
     def_end: int
 
 
-def _docstring_nodes(tree: ast.AST) -> list[tuple[ast.AST, ast.Expr]]:
-    out = []
+_Owner = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _docstring_nodes(tree: ast.AST) -> list[tuple[_Owner, ast.Expr]]:
+    out: list[tuple[_Owner, ast.Expr]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.body:
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 out.append((node, first))
     return out
 

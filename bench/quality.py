@@ -22,6 +22,7 @@ import shutil
 import time
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -69,20 +70,32 @@ def _span_hit(hit: harness.Hit, answers: tuple[tuple[str, int, int], ...]) -> bo
 
 
 def evaluate(
-    project: Path, settings: Settings, queries: list[Query], *, depth: int, tools: tuple[str, ...] = harness.SEARCH_TOOLS
+    project: Path,
+    settings: Settings,
+    queries: list[Query],
+    *,
+    depth: int,
+    tools: tuple[str, ...] = harness.SEARCH_TOOLS,
 ) -> dict[str, Any]:
     """Score every tool and both baselines on ``queries`` over the indexed ``project``."""
     files = harness.indexed_files(project, settings)
-    out: dict[str, Any] = {"queries": len(queries), "indexed_files": len(files), "depth": depth, "methods": {}}
+    out: dict[str, Any] = {
+        "queries": len(queries),
+        "indexed_files": len(files),
+        "depth": depth,
+        "methods": {},
+    }
     for tool in tools:
-        span_ranks, file_ranks, warnings = [], [], Counter()
+        span_ranks: list[int | None] = []
+        file_ranks: list[int | None] = []
+        warnings: Counter[str] = Counter()
         started = time.perf_counter()
         for q in queries:
             hits, warns = harness.search(tool, project, q.text, depth=depth)
             warnings.update(warns)
             answer_files = {f for f, _, _ in q.answers}
-            span_ranks.append(first_relevant_rank(hits, lambda h, a=q.answers: _span_hit(h, a)))
-            file_ranks.append(first_relevant_rank(harness.files_in_order(hits), lambda f, a=answer_files: f in a))
+            span_ranks.append(first_relevant_rank(hits, partial(_span_hit, answers=q.answers)))
+            file_ranks.append(first_relevant_rank(harness.files_in_order(hits), answer_files.__contains__))
         out["methods"][tool] = {
             "span": score_ranks(span_ranks, depth=depth),
             "file": score_ranks(file_ranks, depth=depth),
@@ -98,9 +111,13 @@ def evaluate(
         started = time.perf_counter()
         for q in queries:
             answer_files = {f for f, _, _ in q.answers}
-            ranks.append(first_relevant_rank(baseline.search(q.text, limit=max(depth, 100)), lambda f, a=answer_files: f in a))
-        out["methods"][name] = {"file": score_ranks(ranks, depth=max(depth, 100)),
-                                "seconds": round(time.perf_counter() - started + (build if name == "bm25_files" else 0), 2)}
+            ranks.append(
+                first_relevant_rank(baseline.search(q.text, limit=max(depth, 100)), answer_files.__contains__)
+            )
+        out["methods"][name] = {
+            "file": score_ranks(ranks, depth=max(depth, 100)),
+            "seconds": round(time.perf_counter() - started + (build if name == "bm25_files" else 0), 2),
+        }
     out["grep_engine"] = grep.version()
     return out
 
@@ -122,7 +139,9 @@ def _write_tree(root: Path, files: dict[str, str]) -> None:
             path.write_text(text, encoding="utf-8")
 
 
-def cosqa_sets(*, n_queries: int | None, corpus_size: int | None) -> tuple[dict[int, str], list[tuple[str, str, int]]]:
+def cosqa_sets(
+    *, n_queries: int | None, corpus_size: int | None
+) -> tuple[dict[int, str], list[tuple[str, str, int]]]:
     """CoSQA functions (idx → code) and test queries (id, text, answer idx), optionally a subset."""
     base = cosqa_dir()
     code_to_idx: dict[str, int] = json.loads((base / "code_idx_map.txt").read_text())
@@ -144,14 +163,18 @@ def cosqa_sets(*, n_queries: int | None, corpus_size: int | None) -> tuple[dict[
 def run_cosqa(settings: Settings, *, smoke: bool) -> dict[str, Any]:
     """CoSQA with docstrings kept and blanked."""
     functions, raw_queries = cosqa_sets(n_queries=30 if smoke else None, corpus_size=150 if smoke else None)
-    queries = [Query(qid, text, ((f"f{idx:05d}.py", 1, 10**6),)) for qid, text, idx in raw_queries]
+    # Layout and bytes match bench/search_quality.py's CoSQA corpus, so vectors cached there are reused.
+    queries = [Query(qid, text, ((f"corpus/f{idx:05d}.py", 1, 10**6),)) for qid, text, idx in raw_queries]
     results: dict[str, Any] = {}
     for variant, rewrite in (("cosqa", None), ("cosqa-nodoc", strip_docstrings)):
         project = WORK_DIR / f"{'smoke-' if smoke else ''}{variant}"
-        files = {f"f{idx:05d}.py": (rewrite(code) if rewrite else code).rstrip("\n") + "\n" for idx, code in functions.items()}
+        files = {
+            f"corpus/f{idx:05d}.py": (rewrite(code) if rewrite else code) + "\n"
+            for idx, code in functions.items()
+        }
         _write_tree(project, files)
         started = time.perf_counter()
-        summary = harness.index(project, settings, full=True)
+        summary = harness.index(project, settings, full=True, seed=True)
         res = evaluate(project, settings, queries, depth=50 if smoke else 100)
         res["index_seconds"] = round(time.perf_counter() - started, 1)
         res["chunks"] = summary.get("chunks_total")
@@ -164,7 +187,9 @@ def run_cosqa(settings: Settings, *, smoke: bool) -> dict[str, Any]:
 # -- docstring-as-query ----------------------------------------------------------------------
 
 
-def docstring_queries(root: Path, *, limit: int | None) -> tuple[dict[str, str], dict[str, str], list[Query], dict[str, int]]:
+def docstring_queries(
+    root: Path, *, limit: int | None
+) -> tuple[dict[str, str], dict[str, str], list[Query], dict[str, int]]:
     """Build the docstring-as-query set of one corpus.
 
     Returns (stripped files, stripped+masked files, queries, counts of dropped candidates).
@@ -224,7 +249,7 @@ def run_docq(settings: Settings, *, smoke: bool) -> dict[str, Any]:
         for variant, files in (("docq-strip", stripped), ("docq-mask", masked)):
             project = WORK_DIR / f"{'smoke-' if smoke else ''}{variant}" / corpus.root.name
             _write_tree(project, files)
-            harness.index(project, settings, full=True)
+            harness.index(project, settings, full=True, seed=True)
             res = evaluate(project, settings, queries, depth=50)
             res["dropped_candidates"] = dropped
             res["example_queries"] = [q.text for q in queries[:3]]
@@ -248,7 +273,9 @@ def _pool(per_corpus: dict[str, Any]) -> dict[str, Any]:
                 continue
             keys = [k for k in levels[level] if k != "queries"]
             pooled["methods"][method][level] = {
-                k: round(sum(r["methods"][method][level][k] * r["queries"] for r in per_corpus.values()) / total, 4)
+                k: round(
+                    sum(r["methods"][method][level][k] * r["queries"] for r in per_corpus.values()) / total, 4
+                )
                 for k in keys
             } | {"queries": total}
     return pooled
@@ -267,7 +294,10 @@ def run_questions(settings: Settings, *, smoke: bool) -> dict[str, Any]:
         problems = verify_questions(questions, corpus.root)
         if problems:
             raise harness.BenchError("question labels out of date: " + "; ".join(problems[:5]))
-        queries = [Query(q.id, q.question, tuple((a.file, a.start_line, a.end_line) for a in q.answers)) for q in questions]
+        queries = [
+            Query(q.id, q.question, tuple((a.file, a.start_line, a.end_line) for a in q.answers))
+            for q in questions
+        ]
         # Index a private copy: the pinned tree stays pristine for the baselines' and other runs.
         project = WORK_DIR / f"{'smoke-' if smoke else ''}questions" / corpus.root.name
         if not project.is_dir():
@@ -275,7 +305,7 @@ def run_questions(settings: Settings, *, smoke: bool) -> dict[str, Any]:
             if smoke:
                 # Smoke: index the library sources only (every answer lives there).
                 (project / ".localmemoryignore").write_text("/*\n!/src/\n")
-        harness.index(project, settings, full=True)
+        harness.index(project, settings, full=True, seed=True)
         results["corpora"][key] = evaluate(project, settings, queries, depth=50)
     results["overall"] = _pool(results["corpora"])
     return results

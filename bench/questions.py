@@ -70,7 +70,9 @@ def verify(questions: list[Question], root: Path) -> list[str]:
                 problems.append(f"{q.id}: {exc}")
                 continue
             if span != (a.start_line, a.end_line):
-                problems.append(f"{q.id}: {a.file}:{a.symbol} is at {span}, label says {(a.start_line, a.end_line)}")
+                problems.append(
+                    f"{q.id}: {a.file}:{a.symbol} is at {span}, label says {(a.start_line, a.end_line)}"
+                )
     return problems
 
 

@@ -58,19 +58,51 @@ def _quality_sets(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     for name, res in (secs.get("docq") or {}).items():
         if isinstance(res, dict) and "overall" in res:
             corpora = ", ".join(res["corpora"])
-            out.append(("docq", f"{name} ({res['overall']['queries']} queries over {corpora})", res["overall"]))
+            out.append(
+                ("docq", f"{name} ({res['overall']['queries']} queries over {corpora})", res["overall"])
+            )
     q = secs.get("questions")
     if q and "overall" in q:
-        out.append(("questions", f"hand-written questions ({q['overall']['queries']} over {', '.join(q['corpora'])})",
-                    q["overall"]))
+        out.append(
+            (
+                "questions",
+                f"hand-written questions ({q['overall']['queries']} over {', '.join(q['corpora'])})",
+                q["overall"],
+            )
+        )
     return out
+
+
+def _per_corpus(doc: dict[str, Any], section: str, label: str) -> tuple[list[str], list[list[Any]]] | None:
+    secs = doc.get("sections", {})
+    if section == "questions":
+        corpora = (secs.get("questions") or {}).get("corpora")
+    elif section == "docq":
+        variant = label.split(" ", 1)[0]
+        corpora = ((secs.get("docq") or {}).get(variant) or {}).get("corpora")
+    else:
+        return None
+    if not corpora or len(corpora) < 2:
+        return None
+    methods = (*TOOLS, "grep", "bm25_files")
+    rows = []
+    for name, res in corpora.items():
+        cells: list[Any] = [name, res["queries"]]
+        for m in methods:
+            level = "span" if m in TOOLS else "file"
+            cells.append(res["methods"].get(m, {}).get(level, {}).get("ndcg@10"))
+        rows.append(cells)
+    return ["corpus", "queries", *methods], rows
 
 
 def render(doc: dict[str, Any], markdown: bool) -> str:
     """The whole results document as text or Markdown."""
     h = (lambda s: f"\n### {s}\n") if markdown else (lambda s: f"\n== {s}")
-    cmd = (lambda s: f"\nCommand: `{doc['commands'].get(s, '')}`\n") if markdown else (
-        lambda s: f"   command: {doc['commands'].get(s, '')}")
+    cmd = (
+        (lambda s: f"\nCommand: `{doc['commands'].get(s, '')}`\n")
+        if markdown
+        else (lambda s: f"   command: {doc['commands'].get(s, '')}")
+    )
     m = doc["machine"]
     lines = [
         f"{'## ' if markdown else ''}Local Memory benchmarks — {doc['mode']} run of {doc['started_at']} ({doc.get('seconds')} s)",
@@ -85,6 +117,16 @@ def render(doc: dict[str, Any], markdown: bool) -> str:
         lines.append(h(f"Quality — {label}"))
         lines.append(cmd(section))
         lines += _table(["method", "level", *QUALITY_COLS], _quality_rows(res), markdown)
+        per_corpus = _per_corpus(doc, section, label)
+        if per_corpus:
+            lines.append(
+                ""
+                if markdown
+                else "   nDCG@10 per corpus (span level for our tools, file level for baselines):"
+            )
+            if markdown:
+                lines.append("nDCG@10 per corpus (span level for our tools, file level for baselines):\n")
+            lines += _table(per_corpus[0], per_corpus[1], markdown)
     lat = secs.get("latency")
     if lat:
         lines.append(h("Latency (ms, in-process timing inside a separate search process)"))
@@ -94,20 +136,46 @@ def render(doc: dict[str, Any], markdown: bool) -> str:
             for tool in TOOLS:
                 r = t["tools"].get(tool, {})
                 st = r.get("stages_ms", {})
-                rows.append([
-                    f"{tier} chunks", tool, r.get("cold", {}).get("p50"), r.get("warm", {}).get("p50"),
-                    r.get("warm", {}).get("p95"), r.get("warm", {}).get("p99"),
-                    *(st.get(s, {}).get("p50") for s in ("encode", "semantic", "keyword", "fuse")), t.get("rss_mb"),
-                ])
-        lines += _table(["corpus", "tool", "cold p50", "warm p50", "warm p95", "warm p99", "encode p50",
-                         "vector leg p50", "bm25 leg p50", "fuse p50", "RSS MB"], rows, markdown)
+                rows.append(
+                    [
+                        f"{tier} chunks",
+                        tool,
+                        r.get("cold", {}).get("p50"),
+                        r.get("warm", {}).get("p50"),
+                        r.get("warm", {}).get("p95"),
+                        r.get("warm", {}).get("p99"),
+                        *(st.get(s, {}).get("p50") for s in ("encode", "semantic", "keyword", "fuse")),
+                        t.get("rss_mb"),
+                    ]
+                )
+        lines += _table(
+            [
+                "corpus",
+                "tool",
+                "cold p50",
+                "warm p50",
+                "warm p95",
+                "warm p99",
+                "encode p50",
+                "vector leg p50",
+                "bm25 leg p50",
+                "fuse p50",
+                "RSS MB",
+            ],
+            rows,
+            markdown,
+        )
         for tier, t in lat["tiers"].items():
-            lines.append(f"{'- ' if markdown else '   '}{tier} chunks: {t['vectors']}; warm n={t['queries']}, "
-                         f"cold samples per tool={t['cold_samples']}, search process spawn p50 "
-                         f"{t.get('process_spawn_ms', {}).get('p50')} ms")
+            lines.append(
+                f"{'- ' if markdown else '   '}{tier} chunks: {t['vectors']}; warm n={t['queries']}, "
+                f"cold samples per tool={t['cold_samples']}, search process spawn p50 "
+                f"{t.get('process_spawn_ms', {}).get('p50')} ms"
+            )
     idx = secs.get("indexing")
     if idx:
-        lines.append(h(f"Indexing — {idx['project']} (model load {idx['model_load_seconds']} s, not included)"))
+        lines.append(
+            h(f"Indexing — {idx['project']} (model load {idx['model_load_seconds']} s, not included)")
+        )
         lines.append(cmd("indexing"))
         rows = []
         for run in ("full", "no_change", "one_file_change"):
@@ -115,24 +183,83 @@ def render(doc: dict[str, Any], markdown: bool) -> str:
             if not r:
                 continue
             ph = r["phases"]
-            rows.append([run, r["wall_seconds"], r["files_parsed"], r["chunks_written"], r["chunks_embedded"],
-                         r["files_per_s"], r["chunks_per_s"],
-                         *(_phase(ph, p) for p in ("walk", "parse", "graph", "embed", "write", "index"))])
-        lines += _table(["run", "wall s", "files parsed", "chunks written", "chunks embedded", "files/s", "chunks/s",
-                         "walk", "parse", "graph", "embed", "write", "index"], rows, markdown)
-        lines.append(f"{'- ' if markdown else '   '}phase cells: seconds (files/s | chunks/s)")
+            rows.append(
+                [
+                    run,
+                    r["wall_seconds"],
+                    r["files_parsed"],
+                    r["chunks_written"],
+                    r["chunks_embedded"],
+                    r.get("chunks_reused"),
+                    r["files_per_s"],
+                    r["chunks_per_s"],
+                    *(_phase(ph, p) for p in ("walk", "parse", "graph", "embed", "write", "index")),
+                ]
+            )
+        lines += _table(
+            [
+                "run",
+                "wall s",
+                "files parsed",
+                "chunks written",
+                "chunks embedded",
+                "chunks reused",
+                "files/s",
+                "chunks/s",
+                "walk",
+                "parse",
+                "graph",
+                "embed",
+                "write",
+                "index",
+            ],
+            rows,
+            markdown,
+        )
+        lines.append(
+            f"{'- ' if markdown else '   '}phase cells: seconds (files/s | chunks/s); the embed cell's chunks/s counts "
+            "only chunks really embedded (not cache hits)"
+        )
     iso = secs.get("isolation")
     if iso:
-        lines.append(h(f"Read-only isolation — search_hybrid on {iso.get('project_chunks')} chunks while the writer works"))
+        lines.append(
+            h(
+                f"Read-only isolation — search_hybrid on {iso.get('project_chunks')} chunks while the writer works"
+            )
+        )
         lines.append(cmd("isolation"))
         rows = []
         for phase in ("idle", "other_project_full_index", "same_project_reindex"):
             r = iso.get(phase)
             if r:
-                rows.append([phase, r.get("n"), r.get("p50"), r.get("p95"), r.get("p99"), r.get("p95_ratio_to_idle"),
-                             r.get("failures"), r.get("empty_answers"), r.get("indexer_seconds")])
-        lines += _table(["phase", "queries", "p50 ms", "p95 ms", "p99 ms", "p95 / idle", "failures", "empty",
-                         "indexer s"], rows, markdown)
+                rows.append(
+                    [
+                        phase,
+                        r.get("n"),
+                        r.get("p50"),
+                        r.get("p95"),
+                        r.get("p99"),
+                        r.get("p95_ratio_to_idle"),
+                        r.get("failures"),
+                        r.get("empty_answers"),
+                        r.get("indexer_seconds"),
+                    ]
+                )
+        lines += _table(
+            [
+                "phase",
+                "queries",
+                "p50 ms",
+                "p95 ms",
+                "p99 ms",
+                "p95 / idle",
+                "failures",
+                "empty",
+                "indexer s",
+            ],
+            rows,
+            markdown,
+        )
     if doc.get("errors"):
         lines.append(h("Errors"))
         lines += [f"- {k}: {v}" for k, v in doc["errors"].items()]
@@ -143,7 +270,8 @@ def _phase(phases: dict[str, Any], name: str) -> str:
     p = phases.get(name)
     if not p:
         return "–"
-    rate = f" ({_fmt(p.get('files_per_s'), 0)} | {_fmt(p.get('chunks_per_s'), 0)})" if p["seconds"] >= 0.05 else ""
+    chunks_rate = p.get("embedded_chunks_per_s", p.get("chunks_per_s"))
+    rate = f" ({_fmt(p.get('files_per_s'), 0)} | {_fmt(chunks_rate, 0)})" if p["seconds"] >= 0.05 else ""
     return f"{p['seconds']:.2f}{rate}"
 
 

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-
 from local_memory_shared.embedding.base import Embedder, ProgressFn
 from local_memory_shared.paths import project_paths
 
@@ -117,7 +116,9 @@ def embed_cache_of(project: Path, data_root: Path, model_key: str) -> dict[str, 
     paths = project_paths(data_root, project)
     conn = sqlite3.connect(f"file:{paths.state_db}?mode=ro", uri=True)
     try:
-        rows = conn.execute("SELECT text_hash, vector FROM embed_cache WHERE model_key = ?", (model_key,)).fetchall()
+        rows = conn.execute(
+            "SELECT text_hash, vector FROM embed_cache WHERE model_key = ?", (model_key,)
+        ).fetchall()
     finally:
         conn.close()
     return {h: np.frombuffer(v, dtype=np.float32).copy() for h, v in rows}

@@ -56,6 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", choices=("test", "dev"), default="test")
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--ablation",
+        action="store_true",
+        help="also score plain weighted RRF (alpha 0.65) and equal-weight RRF (alpha 0.5), no leg confidence",
+    )
     args = ap.parse_args(argv)
 
     os.environ["LOCAL_VECTOR_SEARCH_DATA_ROOT"] = str(CACHE / "data")
@@ -71,13 +76,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"indexed {summary.chunks_total} chunks in {index_seconds:.1f}s", file=sys.stderr)
 
     queries = json.loads((DATA / f"cosqa-retrieval-{args.split}-500.json").read_text())[: args.queries]
-    report: dict[str, dict[str, float]] = {}
-    for tool in TOOLS:
+    from local_memory_search import hybrid
+
+    def run(tool: str, extra: dict[str, object]) -> dict[str, float]:
         ranks: list[int | None] = []
         t0 = time.perf_counter()
         for q in queries:
-            env = call_tool(tool, {"query": q["doc"], "project_path": str(corpus_dir), "limit": 10,
-                                   "fields": ["file_path"], "cache_bust": True})
+            args = {
+                "query": q["doc"],
+                "project_path": str(corpus_dir),
+                "limit": 10,
+                "fields": ["file_path"],
+                "cache_bust": True,
+                **extra,
+            }
+            env = call_tool(tool, args)
             assert env["ok"], env
             seen: list[int] = []
             for hit in env["results"]:
@@ -86,17 +99,36 @@ def main(argv: list[str] | None = None) -> int:
                     seen.append(idx)
             gold = q["retrieval_idx"]
             ranks.append(seen.index(gold) + 1 if gold in seen else None)
-        report[tool] = {**score(ranks), "seconds": time.perf_counter() - t0}
+        return {**score(ranks), "seconds": time.perf_counter() - t0}
+
+    report: dict[str, dict[str, float]] = {tool: run(tool, {}) for tool in TOOLS}
+    if args.ablation:
+        exponent = hybrid.RRF_SCORE_EXPONENT
+        hybrid.RRF_SCORE_EXPONENT = 0.0  # plain RRF: contributions from ranks only
+        try:
+            report["plain RRF a=0.65"] = run("search_hybrid", {})
+            report["plain RRF a=0.5"] = run("search_hybrid", {"alpha": 0.5})
+        finally:
+            hybrid.RRF_SCORE_EXPONENT = exponent
     best_leg = max(report["search_semantic"]["ndcg@10"], report["search_keyword"]["ndcg@10"])
-    out = {"split": args.split, "queries": len(queries), "chunks": summary.chunks_total, "tools": report,
-           "hybrid_at_least_best_leg": report["search_hybrid"]["ndcg@10"] >= best_leg}
+    out = {
+        "split": args.split,
+        "queries": len(queries),
+        "chunks": summary.chunks_total,
+        "tools": report,
+        "hybrid_at_least_best_leg": report["search_hybrid"]["ndcg@10"] >= best_leg,
+    }
     if args.json:
         print(json.dumps(out, indent=2))
     else:
-        print(f"CoSQA {args.split}, {len(queries)} queries, {summary.chunks_total} chunks (default parameters)")
+        print(
+            f"CoSQA {args.split}, {len(queries)} queries, {summary.chunks_total} chunks (default parameters)"
+        )
         for tool, r in report.items():
-            print(f"  {tool:16s} nDCG@10 {r['ndcg@10']:.4f}  MRR@10 {r['mrr@10']:.4f}  "
-                  f"R@1 {r['recall@1']:.3f}  R@10 {r['recall@10']:.3f}  ({r['seconds']:.1f}s)")
+            print(
+                f"  {tool:16s} nDCG@10 {r['ndcg@10']:.4f}  MRR@10 {r['mrr@10']:.4f}  "
+                f"R@1 {r['recall@1']:.3f}  R@10 {r['recall@10']:.3f}  ({r['seconds']:.1f}s)"
+            )
         print(f"  hybrid >= best leg: {out['hybrid_at_least_best_leg']}")
     return 0
 

@@ -26,7 +26,9 @@ def serve() -> None:
     from local_memory_search.tools import call_tool
 
     out = sys.stdout
-    out.write(json.dumps({"ready": True, "import_ms": round((time.perf_counter() - started) * 1000, 1)}) + "\n")
+    out.write(
+        json.dumps({"ready": True, "import_ms": round((time.perf_counter() - started) * 1000, 1)}) + "\n"
+    )
     out.flush()
     proc = psutil.Process()
     for line in sys.stdin:
@@ -62,8 +64,14 @@ class SearchProcess:
         full_env["PYTHONPATH"] = repo + os.pathsep + full_env.get("PYTHONPATH", "")
         t0 = time.perf_counter()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.search_worker"], cwd=repo, env=full_env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
+            [sys.executable, "-m", "bench.search_worker"],
+            cwd=repo,
+            env=full_env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
         )
         ready = self._read()
         self.spawn_ms = round((time.perf_counter() - t0) * 1000, 1)

@@ -64,7 +64,7 @@ class LruCache:
         if len(self.items) > self.capacity:
             self.items.popitem(last=False)
 ''',
-    "web/config.ts": '''export function parseConfig(text: string): Record<string, string> {
+    "web/config.ts": """export function parseConfig(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of text.split("\\n")) {
     const [key, value] = line.split("=");
@@ -80,8 +80,8 @@ export class HttpClient {
     return fetch(this.baseUrl + path);
   }
 }
-''',
-    "tools/checksum.go": '''package tools
+""",
+    "tools/checksum.go": """package tools
 
 import "crypto/sha256"
 
@@ -90,7 +90,7 @@ func ComputeChecksum(data []byte) string {
 	sum := sha256.Sum256(data)
 	return fmt.Sprintf("%x", sum)
 }
-''',
+""",
     "legacy/old_parser.py": '''"""A deprecated tokenizer kept for old files."""
 
 
@@ -98,7 +98,7 @@ def tokenize_legacy(source):
     """Split source text into whitespace separated tokens."""
     return source.split()
 ''',
-    "README.md": '''# Demo project
+    "README.md": """# Demo project
 
 ## Usage
 
@@ -107,7 +107,7 @@ Run the server with `make run` and point it at a database URL.
 ## Caching
 
 Responses are cached in an LRU cache with a fixed capacity.
-''',
+""",
 }
 
 #: Files whose mtime (hence chunk ``updated_at``) is set far in the past.
@@ -124,8 +124,13 @@ def write_project(root: Path, files: dict[str, str] | None = None, *, git: bool 
         if (root / rel).exists():
             os.utime(root / rel, (ts, ts))
     if git:
-        env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
-               "GIT_COMMITTER_EMAIL": "t@e"}
+        env = {
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@e",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@e",
+        }
         for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "fixture"]):
             subprocess.run(["git", "-C", str(root), *cmd], check=True, env=env, capture_output=True)
     return root.resolve()
@@ -159,7 +164,11 @@ def snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
     for p in sorted(root.rglob("*")):
         if p.is_file():
             st = p.stat()
-            out[str(p.relative_to(root))] = (st.st_size, st.st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+            out[str(p.relative_to(root))] = (
+                st.st_size,
+                st.st_mtime_ns,
+                hashlib.sha256(p.read_bytes()).hexdigest(),
+            )
     return out
 
 

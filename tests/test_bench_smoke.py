@@ -19,8 +19,8 @@ import pytest
 from bench.baselines import BM25Baseline, GrepBaseline, query_words
 from bench.metrics import percentiles, score_ranks
 from bench.pysource import first_sentence, mask_definition_names, strip_docstrings
-from bench.questions import question_files
 from bench.questions import load as load_questions
+from bench.questions import question_files
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -78,7 +78,12 @@ def smoke_run(tmp_path_factory):
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run(
         [sys.executable, "-m", "bench.run", "--smoke", "--out", str(out)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=1200, check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
     )
     assert proc.returncode == 0, f"bench smoke failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
     doc = json.loads((out / "latest-smoke.json").read_text())
@@ -104,9 +109,13 @@ def test_smoke_run_writes_well_formed_results(smoke_run):
     for pin in doc["corpora"].values():
         assert len(pin["sha256"]) == 64
     # Quality: every tool and both baselines scored on every set.
-    sets = [doc["sections"]["cosqa"]["cosqa"], doc["sections"]["cosqa"]["cosqa-nodoc"],
-            doc["sections"]["docq"]["docq-strip"]["overall"], doc["sections"]["docq"]["docq-mask"]["overall"],
-            doc["sections"]["questions"]["overall"]]
+    sets = [
+        doc["sections"]["cosqa"]["cosqa"],
+        doc["sections"]["cosqa"]["cosqa-nodoc"],
+        doc["sections"]["docq"]["docq-strip"]["overall"],
+        doc["sections"]["docq"]["docq-mask"]["overall"],
+        doc["sections"]["questions"]["overall"],
+    ]
     for res in sets:
         methods = res["methods"]
         assert {"search_keyword", "search_semantic", "search_hybrid", "grep", "bm25_files"} <= set(methods)

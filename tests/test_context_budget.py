@@ -78,7 +78,7 @@ def check_pack(pack: Any, files: list[PackFileInput], budget: int) -> None:
     assert pack.text.count(SEPARATOR + "### ") == max(0, blocks - 1) or blocks == 0
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(24))
 def test_synthetic_packs_respect_every_budget(seed: int) -> None:
     rng = random.Random(seed)
     files = [synthetic_file(rng, f"f{i}.py", i + 1) for i in range(rng.randint(1, 6))]

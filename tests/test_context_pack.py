@@ -152,7 +152,11 @@ def test_default_pack_is_grouped_by_file_in_rank_order(env: dict[str, Any]) -> N
     retry = next(f for f in data["files"] if f["file_path"] == "billing/retry.py")
     assert retry["source"] == "disk" and retry["language"] == "python"
     assert any(e["hit"] and e["symbol"] == "with_retry" for e in retry["excerpts"])
-    assert "```python\n" in data["text"] and "```typescript\n" in data["text"]
+    fences = {"python": "```python\n", "markdown": "```markdown\n", "typescript": "```typescript\n"}
+    for f in data["files"]:
+        first = f["excerpts"][0]
+        assert f"### {f['file_path']} (lines {first['start_line']}-{first['end_line']})" in data["text"]
+        assert fences[f["language"]] in data["text"]
 
 
 def test_the_text_block_pairs_each_header_with_a_fenced_excerpt(env: dict[str, Any]) -> None:
@@ -201,8 +205,11 @@ def test_neighbours_add_adjacent_chunks_and_can_be_turned_off(env: dict[str, Any
 
 
 def test_max_files_limits_distinct_files(env: dict[str, Any]) -> None:
+    full = pack(env, max_files=8)["data"]
+    assert len(full["files"]) >= 2 and full["omitted"]["files"] == 0
     data = pack(env, max_files=1)["data"]
-    assert len(data["files"]) == 1 and data["omitted"]["files"] >= 1
+    assert [f["file_path"] for f in data["files"]] == [full["files"][0]["file_path"]]
+    assert data["omitted"]["files"] == len(full["files"]) - 1
     assert_faithful(env, data)
 
 

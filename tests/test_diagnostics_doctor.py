@@ -257,6 +257,14 @@ def test_missing_lancedb_folder(ix: Indexed, onnx: Embedder) -> None:
     assert_fixed_by(ix, report, onnx)
 
 
+def test_a_published_version_lancedb_does_not_have(ix: Indexed, onnx: Embedder) -> None:
+    publish(ix, 999)  # e.g. a state DB restored next to an older LanceDB folder
+    report = doctor(ix)
+    assert codes(report)["lance_unavailable"]["fix"].endswith("--rebuild")
+    assert "999" in codes(report)["lance_unavailable"]["message"]
+    assert_fixed_by(ix, report, onnx)
+
+
 # -- graph -------------------------------------------------------------------------------------------
 
 

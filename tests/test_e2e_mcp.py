@@ -140,14 +140,15 @@ FILES = {
 
 HYBRID_QUERY = "database connection retry logic"
 SEMANTIC_QUERY = "how do we handle database connections and errors?"
-#: The fake re-ranker's taste: it puts the TypeScript client first, so a pack led by web/db.ts
-#: proves the LLM ranking was applied.
-RERANK_FAVOURITE = "web/db.ts"
+#: The fake re-ranker reverses the retrieval order and notes the file it put first, so a pack
+#: led by that file (instead of the retrieval leader) proves the LLM's ranking was applied.
+RERANK_PICKS: list[str] = []
 
 
 def _rerank_reply(body: dict[str, Any]) -> str:
     ids = [(int(n), label) for n, label in re.findall(r"^\[(\d+)\] (.+)$", last_user_text(body), flags=re.M)]
-    ordered = sorted(ids, key=lambda item: (RERANK_FAVOURITE not in item[1], item[0]))
+    ordered = sorted(ids, key=lambda item: -item[0])
+    RERANK_PICKS.append(ordered[0][1].split(" — ")[0])
     return json.dumps({"ranking": [n for n, _ in ordered]})
 
 
@@ -345,20 +346,31 @@ def check_trace_path(s: SyncSession, p: str, ctx: dict[str, Any]) -> None:
     assert text.index("main") < text.index("initialize_database") < text.rindex("connect")
 
 
+def _chats(ctx: dict[str, Any]) -> int:
+    return sum(r.path == "/api/chat" for r in ctx["fake_ollama"].requests)
+
+
 def check_retrieve_context_pack(s: SyncSession, p: str, ctx: dict[str, Any]) -> None:
+    chats_before = _chats(ctx)
     args = {
         "project_path": p,
         "query": SEMANTIC_QUERY,
         "max_chars": 12000,
         "include_neighbors": True,
-        "rerank": True,
+        "rerank": False,
     }
-    data = s.ok("retrieve_context_pack", args)["data"]
+    plain = s.ok("retrieve_context_pack", args)["data"]
+    assert plain["rerank"]["applied"] is False and _chats(ctx) == chats_before
+    data = s.ok("retrieve_context_pack", {**args, "rerank": True})["data"]
     assert data["rerank"]["applied"] is True, data["rerank"]
-    assert data["files"][0]["file_path"] == RERANK_FAVOURITE  # the (fake) LLM's order was applied
+    favourite = RERANK_PICKS[-1]
+    assert favourite != plain["files"][0]["file_path"], (
+        "reversing the candidates must change the leading file"
+    )
+    assert data["files"][0]["file_path"] == favourite  # the (fake) LLM's order was applied
     assert "def connect(" in data["text"] and "class DatabaseError" in data["text"]
     assert 0 < data["chars"] <= 12000 and data["est_tokens"] > 0
-    assert ctx["fake_ollama"].requests, "the re-ranker never called Ollama"
+    assert _chats(ctx) == chats_before + 1, "one re-rank, one LLM call"
 
 
 def check_doctor_index(s: SyncSession, p: str, ctx: dict[str, Any]) -> None:

@@ -7,7 +7,6 @@ import textwrap
 from importlib import resources
 
 import pytest
-
 from local_memory_indexer.graph import CallSite, ImportRef, extract_file_graph, supported_languages
 from local_memory_indexer.graph.extract import DYNAMIC_CALLEE, MODULE_CALLER, query_source
 
@@ -61,16 +60,26 @@ def test_python_nesting_spans_and_attribution() -> None:
 
 def test_receiver_qualifiers_go_rust_cpp_kotlin() -> None:
     go = extract("go", "package m\nfunc (s *Server) Start() {}\nfunc (Server) Stop() {}\n")
-    assert [(s.qualified_name, s.kind) for s in go.symbols] == [("Server.Start", "method"), ("Server.Stop", "method")]
-    rust = extract("rust", "impl<T> Pool<T> { fn get(&self) {} }\nimpl Drop for Conn { fn drop(&mut self) {} }\n")
-    assert [(s.qualified_name, s.kind) for s in rust.symbols] == [("Pool.get", "method"), ("Conn.drop", "method")]
+    assert [(s.qualified_name, s.kind) for s in go.symbols] == [
+        ("Server.Start", "method"),
+        ("Server.Stop", "method"),
+    ]
+    rust = extract(
+        "rust", "impl<T> Pool<T> { fn get(&self) {} }\nimpl Drop for Conn { fn drop(&mut self) {} }\n"
+    )
+    assert [(s.qualified_name, s.kind) for s in rust.symbols] == [
+        ("Pool.get", "method"),
+        ("Conn.drop", "method"),
+    ]
     cpp = extract("cpp", "void Client::flush() {}\nClient::~Client() {}\nint free_fn() { return 0; }\n")
     assert [(s.qualified_name, s.kind) for s in cpp.symbols] == [
         ("Client.flush", "method"),
         ("Client.~Client", "method"),
         ("free_fn", "function"),
     ]
-    kotlin = extract("kotlin", "class A {\n  companion object {\n    fun make() = A()\n  }\n}\nfun String.shout() = this\n")
+    kotlin = extract(
+        "kotlin", "class A {\n  companion object {\n    fun make() = A()\n  }\n}\nfun String.shout() = this\n"
+    )
     assert [(s.qualified_name, s.kind) for s in kotlin.symbols] == [
         ("A", "class"),
         ("A.make", "method"),
@@ -79,7 +88,9 @@ def test_receiver_qualifiers_go_rust_cpp_kotlin() -> None:
 
 
 def test_declarations_without_body_are_not_definitions() -> None:
-    java = extract("java", "interface Api { void call(); }\nabstract class B { abstract void run(); void ok() {} }\n")
+    java = extract(
+        "java", "interface Api { void call(); }\nabstract class B { abstract void run(); void ok() {} }\n"
+    )
     assert [s.qualified_name for s in java.symbols] == ["Api", "B", "B.ok"]
     ts = extract("typescript", "interface I { m(): void }\ndeclare function f(x: number): void;\n")
     assert [s.qualified_name for s in ts.symbols] == ["I"]
@@ -102,21 +113,33 @@ def test_declarations_without_body_are_not_definitions() -> None:
             [("save", 2), (DYNAMIC_CALLEE, 3), ("load", 4), (DYNAMIC_CALLEE, 5)],
         ),
         ("javascript", "function f(o, k) { o['save'](); o[k](); }", [("save", 1), (DYNAMIC_CALLEE, 1)]),
-        ("ruby", "def f(o)\n  o.send(:save, 1)\n  o.public_send(name)\nend\n", [("save", 2), (DYNAMIC_CALLEE, 3)]),
+        (
+            "ruby",
+            "def f(o)\n  o.send(:save, 1)\n  o.public_send(name)\nend\n",
+            [("save", 2), (DYNAMIC_CALLEE, 3)],
+        ),
         (
             "php",
             "<?php\nfunction f($o, $m) { $o->$m(); call_user_func('save'); }\n",
             [(DYNAMIC_CALLEE, 2), ("save", 2)],
         ),
-        ("java", 'class A { void f() throws Exception { A.class.getMethod("save").invoke(this); } }', [("save", 1)]),
+        (
+            "java",
+            'class A { void f() throws Exception { A.class.getMethod("save").invoke(this); } }',
+            [("save", 1)],
+        ),
     ],
 )
-def test_dynamic_calls_are_recorded_as_such(language: str, text: str, expected: list[tuple[str, int]]) -> None:
+def test_dynamic_calls_are_recorded_as_such(
+    language: str, text: str, expected: list[tuple[str, int]]
+) -> None:
     graph = extract(language, text)
     dynamic = sorted((c.callee_name, c.line) for c in graph.calls if c.dynamic)
     assert dynamic == sorted(expected)
     # a dynamic call site is not also a static call of send/getattr/call_user_func
-    assert not any(c.callee_name in {"send", "public_send", "call_user_func"} for c in graph.calls if not c.dynamic)
+    assert not any(
+        c.callee_name in {"send", "public_send", "call_user_func"} for c in graph.calls if not c.dynamic
+    )
 
 
 @pytest.mark.parametrize(
@@ -136,12 +159,24 @@ def test_dynamic_calls_are_recorded_as_such(language: str, text: str, expected: 
         ("java", "class A { Db db; void f() { db.query(); } }", "db.query", "Db"),
         ("csharp", "class A { void F() { var s = new Store(); s.Save(); } }", "s.Save", "Store"),
         ("kotlin", "class A(val db: Db) { fun f() { db.query() } }", "db.query", "Db"),
-        ("php", "<?php\nclass A { private Db $db; function f() { $this->db->query(); } }\n", "$this->db->query", "Db"),
-        ("ruby", "class A\n  def initialize\n    @db = Db.new\n  end\n  def f\n    @db.query\n  end\nend\n", "@db.query", "Db"),
+        (
+            "php",
+            "<?php\nclass A { private Db $db; function f() { $this->db->query(); } }\n",
+            "$this->db->query",
+            "Db",
+        ),
+        (
+            "ruby",
+            "class A\n  def initialize\n    @db = Db.new\n  end\n  def f\n    @db.query\n  end\nend\n",
+            "@db.query",
+            "Db",
+        ),
         ("cpp", "void f(Store& s) { s.save(); }", "s.save", "Store"),
     ],
 )
-def test_receiver_types_come_from_declarations(language: str, text: str, receiver: str, expected: str) -> None:
+def test_receiver_types_come_from_declarations(
+    language: str, text: str, receiver: str, expected: str
+) -> None:
     graph = extract(language, text)
     typed = {c.callee_text: c.receiver_type for c in graph.calls}
     assert typed[receiver] == expected
@@ -154,16 +189,29 @@ def test_lowercase_factories_do_not_type_a_receiver() -> None:
 
 def test_callee_text_is_the_whole_callee_expression() -> None:
     graph = extract("javascript", "function f() { this.client\n  .send(1); new api.Client(); }")
-    assert {(c.callee_name, c.callee_text) for c in graph.calls} == {("send", "this.client.send"), ("Client", "api.Client")}
+    assert {(c.callee_name, c.callee_text) for c in graph.calls} == {
+        ("send", "this.client.send"),
+        ("Client", "api.Client"),
+    }
 
 
 def test_imports_split_and_normalise() -> None:
-    py = extract("python", "from . import a, b\nfrom ..pkg import x as y, z\nimport m.n as o\n")
+    py = extract("python", "from . import a, b as c\nfrom ..pkg import x as y, z\nimport m.n as o, p\n")
     assert py.imports == (
         ImportRef(".a", 1),
-        ImportRef(".b", 1),
-        ImportRef("..pkg", 2, ("x", "z")),
-        ImportRef("m.n", 3),
+        ImportRef(".b", 1, ("* as c",)),
+        ImportRef("..pkg", 2, ("x as y", "z")),
+        ImportRef("m.n", 3, ("* as o",)),
+        ImportRef("p", 3),
+    )
+    js = extract(
+        "javascript",
+        "import R, { a as b, c } from './x';\nimport * as ns from 'y';\nexport { d } from './z';\n",
+    )
+    assert js.imports == (
+        ImportRef("./x", 1, ("default as R", "a as b", "c")),
+        ImportRef("y", 2, ("* as ns",)),
+        ImportRef("./z", 3, ("d",)),
     )
     rust = extract("rust", "mod db;\nuse crate::{db, net::Client as C};\nuse super::x::*;\n")
     assert rust.imports == (
@@ -195,7 +243,9 @@ def test_broken_source_never_raises_and_keeps_what_parses(language: str) -> None
         "kotlin": "fun good() {}\n",
     }[language]
     broken = good + "\n}}} ((( def class fn func @@ \x00\xff\xfe garbage <<<\n"
-    graph = extract_file_graph("broken", broken.encode("utf-8", errors="surrogateescape") + b"\xff\xfe", language)
+    graph = extract_file_graph(
+        "broken", broken.encode("utf-8", errors="surrogateescape") + b"\xff\xfe", language
+    )
     assert "good" in {s.name for s in graph.symbols}
 
 
@@ -209,14 +259,16 @@ def test_query_files_follow_the_capture_convention() -> None:
         r"^(definition|name\.definition|qualifier\.definition)\.[a-z]+$"
         r"|^(scope|name\.scope|reference\.call|name\.reference\.call|reference\.dynamic_call"
         r"|name\.reference\.dynamic_call|reference\.import|name\.reference\.import|imported\.reference\.import"
-        r"|prefix\.reference\.import|name\.local|type\.local)$"
+        r"|prefix\.reference\.import|alias\.reference\.import|default\.reference\.import|name\.local|type\.local)$"
         r"|^_"
     )
     root = resources.files("local_memory_indexer.graph").joinpath("queries")
     files = sorted(entry.name for entry in root.iterdir())
     assert files == sorted(f"{lang}-tags.scm" for lang in supported_languages())
     for language in supported_languages():
-        patterns = "\n".join(line for line in query_source(language).splitlines() if not line.lstrip().startswith(";"))
+        patterns = "\n".join(
+            line for line in query_source(language).splitlines() if not line.lstrip().startswith(";")
+        )
         captures = set(re.findall(r"@([\w.]+)", patterns))
         assert captures, language
         assert {c for c in captures if not allowed.match(c)} == set(), language

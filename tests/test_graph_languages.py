@@ -11,7 +11,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from local_memory_indexer.graph import extract_file_graph, write_file_graph
 from local_memory_indexer.treesitter import language_for_path
 from local_memory_search.graph import resolved_call_edges
@@ -240,9 +239,9 @@ CASES: dict[str, dict[str, object]] = {
                 package main
 
                 import (
-                	"fmt"
+                    "fmt"
 
-                	"example.com/shop/internal/store"
+                    "example.com/shop/internal/store"
                 )
 
                 func main() { s := store.New("d"); run(s); fmt.Println("ok") }
@@ -348,16 +347,32 @@ CASES: dict[str, dict[str, object]] = {
             ("src/main/java/com/shop/App.java", "App.run", "method"),
         },
         "calls": {
-            ("src/main/java/com/shop/store/Store.java:Store.save", "src/main/java/com/shop/store/Store.java:Store.encode"),
-            ("src/main/java/com/shop/store/Store.java:Store.open", "src/main/java/com/shop/store/Store.java:Store"),
-            ("src/main/java/com/shop/App.java:App.main", "src/main/java/com/shop/store/Store.java:Store.open"),
-            ("src/main/java/com/shop/App.java:App.main", "src/main/java/com/shop/store/Store.java:Store.save"),
+            (
+                "src/main/java/com/shop/store/Store.java:Store.save",
+                "src/main/java/com/shop/store/Store.java:Store.encode",
+            ),
+            (
+                "src/main/java/com/shop/store/Store.java:Store.open",
+                "src/main/java/com/shop/store/Store.java:Store",
+            ),
+            (
+                "src/main/java/com/shop/App.java:App.main",
+                "src/main/java/com/shop/store/Store.java:Store.open",
+            ),
+            (
+                "src/main/java/com/shop/App.java:App.main",
+                "src/main/java/com/shop/store/Store.java:Store.save",
+            ),
             ("src/main/java/com/shop/App.java:App.main", "src/main/java/com/shop/App.java:App"),
             ("src/main/java/com/shop/App.java:App.main", "src/main/java/com/shop/App.java:App.run"),
         },
         "imports": {
             ("src/main/java/com/shop/store/Store.java", "java.util.List", None),
-            ("src/main/java/com/shop/App.java", "com.shop.store.Store", "src/main/java/com/shop/store/Store.java"),
+            (
+                "src/main/java/com/shop/App.java",
+                "com.shop.store.Store",
+                "src/main/java/com/shop/store/Store.java",
+            ),
         },
     },
     "kotlin": {
@@ -393,7 +408,10 @@ CASES: dict[str, dict[str, object]] = {
             ("src/main/kotlin/shop/App.kt", "main", "function"),
         },
         "calls": {
-            ("src/main/kotlin/shop/store/Store.kt:Store.save", "src/main/kotlin/shop/store/Store.kt:Store.encode"),
+            (
+                "src/main/kotlin/shop/store/Store.kt:Store.save",
+                "src/main/kotlin/shop/store/Store.kt:Store.encode",
+            ),
             ("src/main/kotlin/shop/store/Store.kt:Store.open", "src/main/kotlin/shop/store/Store.kt:Store"),
             ("src/main/kotlin/shop/App.kt:main", "src/main/kotlin/shop/store/Store.kt:Store.open"),
             ("src/main/kotlin/shop/App.kt:main", "src/main/kotlin/shop/store/Store.kt:Store.save"),

@@ -11,7 +11,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from local_memory_indexer.graph import extract_file_graph, write_file_graph
 from local_memory_indexer.treesitter import language_for_path
 from local_memory_search.graph import (
@@ -105,7 +104,9 @@ FILES = {
 CORE_CHUNKS = [("core-module", 1, 24), ("core-fact", 1, 2), ("core-dispatch", 16, 18)]
 
 
-def build(db: Path, files: dict[str, str], chunks: dict[str, list[tuple[str, int, int]]] | None = None) -> None:
+def build(
+    db: Path, files: dict[str, str], chunks: dict[str, list[tuple[str, int, int]]] | None = None
+) -> None:
     conn = open_state_rw(db)
     conn.execute("BEGIN")
     for rel, text in files.items():
@@ -156,8 +157,12 @@ def test_not_found_no_callers_and_dynamic_are_different_answers(conn: sqlite3.Co
     assert hook["status"] == "unresolved_dynamic"
     assert hook["callers"] == []
     assert hook["dynamic_sites"] == [
-        {"caller": "app/core.py:dispatch", "file_path": "app/core.py", "line": 17,
-         "callee_text": 'getattr(obj,"plugin_hook")'}
+        {
+            "caller": "app/core.py:dispatch",
+            "file_path": "app/core.py",
+            "line": 17,
+            "callee_text": 'getattr(obj,"plugin_hook")',
+        }
     ]
     assert W_DYNAMIC in codes(warnings)
 
@@ -165,7 +170,11 @@ def test_not_found_no_callers_and_dynamic_are_different_answers(conn: sqlite3.Co
 def test_a_name_defined_twice_is_ambiguous_with_candidates(conn: sqlite3.Connection) -> None:
     data, _ = find_callers(conn, "send")
     assert data["status"] == "ambiguous"
-    assert sorted(ids(data["candidates"])) == ["app/net.py:Client.send", "app/net.py:Server.send", "app/other.py:send"]
+    assert sorted(ids(data["candidates"])) == [
+        "app/net.py:Client.send",
+        "app/net.py:Server.send",
+        "app/other.py:send",
+    ]
     assert "qualified name" in data["message"]
     helper, _ = find_callees(conn, "helper")
     assert helper["status"] == "ambiguous"
@@ -221,7 +230,9 @@ def test_every_node_carries_location_and_chunk(conn: sqlite3.Connection) -> None
 def test_direct_recursion_is_reported_and_never_loops(conn: sqlite3.Connection) -> None:
     data, _ = find_callers(conn, "fact", depth=3)
     assert sorted(ids(data["callers"])) == ["app/core.py:<module>", "app/core.py:fact"]
-    assert [n for n in data["callers"] if n.get("recursive")] == [{**data["symbol"], "depth": 1, "recursive": True}]
+    assert [n for n in data["callers"] if n.get("recursive")] == [
+        {**data["symbol"], "depth": 1, "recursive": True}
+    ]
     callees, _ = find_callees(conn, "fact", depth=3)
     assert ids(callees["callees"]) == ["app/core.py:fact"]
 
@@ -402,3 +413,82 @@ def test_queries_never_write(conn: sqlite3.Connection) -> None:
     assert conn.total_changes == before
     with pytest.raises(sqlite3.OperationalError):
         conn.execute("DELETE FROM symbols")
+
+
+# --- resolution rules that keep precision on real code -------------------------------------------
+
+RESOLUTION_FILES = {
+    "lib/__init__.py": "from .impl import make\nfrom .errors import Boom as LibBoom\n",
+    "lib/impl.py": """
+        import copy
+        import numpy as np
+        from .errors import Boom as LibBoom
+
+        class Store:
+            def get(self, key):
+                return key
+
+            def close(self):
+                self.conn.close()
+
+        class Cache(Store):
+            def update(self, other):
+                super().update(other)
+                self.get(1)
+
+        def make():
+            headers = {}
+            headers.get("a")
+            copy.copy(headers)
+            np.array([1])
+            raise LibBoom()
+    """,
+    "lib/errors.py": "class Boom(Exception):\n    pass\n",
+    "app.py": """
+        import lib
+        from lib import make
+
+        def run():
+            lib.make()
+            make()
+    """,
+    "tests/test_impl.py": "def make():\n    pass\n\ndef test_it():\n    make()\n",
+}
+
+
+@pytest.fixture(scope="module")
+def rules(tmp_path_factory: pytest.TempPathFactory):
+    db = tmp_path_factory.mktemp("rules") / "state.db"
+    build(db, RESOLUTION_FILES)
+    ro = open_state_ro(db)
+    yield ro
+    ro.close()
+
+
+def test_reexports_and_aliases_are_followed(rules: sqlite3.Connection) -> None:
+    data, _ = find_callers(rules, "lib/impl.py:make")
+    assert sorted((e["caller"], e["callee_text"], e["resolution"]) for e in data["edges"]) == [
+        ("app.py:run", "lib.make", "imported"),  # lib/__init__ re-exports make from .impl
+        ("app.py:run", "make", "imported"),
+    ]
+    boom, _ = find_callers(rules, "Boom")
+    assert [(e["caller"], e["callee_text"]) for e in boom["edges"]] == [("lib/impl.py:make", "LibBoom")]
+
+
+def test_library_code_never_resolves_into_tests(rules: sqlite3.Connection) -> None:
+    test_helper, _ = find_callers(rules, "tests/test_impl.py:make")
+    assert [c["id"] for c in test_helper["callers"]] == ["tests/test_impl.py:test_it"]
+
+
+def test_builtin_and_external_receivers_stay_external(rules: sqlite3.Connection) -> None:
+    data, _ = find_callees(rules, "lib/impl.py:make")
+    assert sorted(e["callee_text"] for e in data["external"]) == ["copy.copy", "headers.get", "np.array"]
+    assert [c["id"] for c in data["callees"]] == ["lib/errors.py:Boom"]
+
+
+def test_delegation_and_super_do_not_resolve_to_the_caller(rules: sqlite3.Connection) -> None:
+    close, _ = find_callees(rules, "Store.close")
+    assert close["status"] == "external_only"  # self.conn.close() delegates; it is not recursion
+    update, _ = find_callees(rules, "Cache.update")
+    assert [(c["id"], c["depth"]) for c in update["callees"]] == [("lib/impl.py:Store.get", 1)]  # inherited
+    assert [e["callee_text"] for e in update["external"]] == ["super", "super().update"]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-
 from local_memory_indexer.graph import ImportRef, project_index, resolve_import
 from local_memory_indexer.graph.resolve import DIRECTORY, FILE
 
 
-def resolve(language: str, importer: str, module: str, files: set[str], names: tuple[str, ...] = ()) -> list[str]:
+def resolve(
+    language: str, importer: str, module: str, files: set[str], names: tuple[str, ...] = ()
+) -> list[str]:
     project = project_index(frozenset(files | {importer}))
     return [t.path for t in resolve_import(language, importer, ImportRef(module, 1, names), project)]
 
@@ -31,7 +32,12 @@ PY = {
         ("src/shop/api/views.py", ".", (), ["src/shop/api/__init__.py"]),
         ("src/shop/api/views.py", "..", ("models", "json"), ["src/shop/models.py", "src/shop/json.py"]),
         ("tests/test_views.py", "shop.api", ("views",), ["src/shop/api/views.py"]),  # a submodule by name
-        ("tests/test_views.py", "shop.api", ("render",), ["src/shop/api/__init__.py"]),  # a name in the package
+        (
+            "tests/test_views.py",
+            "shop.api",
+            ("render",),
+            ["src/shop/api/__init__.py"],
+        ),  # a name in the package
         ("src/shop/models.py", "json", (), []),  # the stdlib, never shop/json.py inside a package
         ("src/shop/models.py", "requests", (), []),
         ("src/shop/models.py", "....too.high", (), []),
@@ -94,7 +100,9 @@ def test_jvm_and_dotnet() -> None:
     java = {"src/main/java/com/a/db/Conn.java", "src/main/java/com/a/util/Helpers.java"}
     importer = "src/main/java/com/a/App.java"
     assert resolve("java", importer, "com.a.db.Conn", java) == ["src/main/java/com/a/db/Conn.java"]
-    assert resolve("java", importer, "com.a.util.Helpers.help", java) == ["src/main/java/com/a/util/Helpers.java"]
+    assert resolve("java", importer, "com.a.util.Helpers.help", java) == [
+        "src/main/java/com/a/util/Helpers.java"
+    ]
     assert resolve("java", importer, "com.a.db.*", java) == ["src/main/java/com/a/db"]
     assert resolve("java", importer, "java.util.List", java) == []
     cs = {"Shop/Data/Repo.cs", "Shop/Util/Helpers.cs"}

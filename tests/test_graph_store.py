@@ -6,7 +6,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from local_memory_indexer.graph import (
     chunk_for_span,
     delete_file_graph,
@@ -20,7 +19,9 @@ from local_memory_shared.state import open_state_ro, open_state_rw
 
 def write(conn: sqlite3.Connection, path: str, text: str, project: frozenset[str], spans=()) -> None:
     language = "python"
-    write_file_graph(conn, path, language, extract_file_graph(path, text.encode(), language), list(spans), project)
+    write_file_graph(
+        conn, path, language, extract_file_graph(path, text.encode(), language), list(spans), project
+    )
 
 
 def rows(conn: sqlite3.Connection, table: str, path: str) -> int:
@@ -51,13 +52,21 @@ def test_deleting_a_file_removes_every_row(db: Path) -> None:
     project = frozenset({"a.py"})
     conn = open_state_rw(db)
     write(conn, "a.py", "import os\ndef f():\n    g()\ndef g():\n    pass\n", project)
-    assert (rows(conn, "symbols", "a.py"), rows(conn, "call_edges", "a.py"), rows(conn, "import_edges", "a.py")) == (
+    assert (
+        rows(conn, "symbols", "a.py"),
+        rows(conn, "call_edges", "a.py"),
+        rows(conn, "import_edges", "a.py"),
+    ) == (
         2,
         1,
         1,
     )
     delete_file_graph(conn, "a.py")
-    assert (rows(conn, "symbols", "a.py"), rows(conn, "call_edges", "a.py"), rows(conn, "import_edges", "a.py")) == (
+    assert (
+        rows(conn, "symbols", "a.py"),
+        rows(conn, "call_edges", "a.py"),
+        rows(conn, "import_edges", "a.py"),
+    ) == (
         0,
         0,
         0,
@@ -103,16 +112,30 @@ def test_symbols_point_at_the_tightest_chunk() -> None:
 
 def test_chunk_ids_are_stored_with_symbols(db: Path) -> None:
     conn = open_state_rw(db)
-    write(conn, "a.py", "def f():\n    pass\n\ndef g():\n    pass\n", frozenset({"a.py"}), [("c0", 1, 2), ("c1", 4, 5)])
+    write(
+        conn,
+        "a.py",
+        "def f():\n    pass\n\ndef g():\n    pass\n",
+        frozenset({"a.py"}),
+        [("c0", 1, 2), ("c1", 4, 5)],
+    )
     found = conn.execute("SELECT name, chunk_id FROM symbols ORDER BY start_line").fetchall()
     assert [tuple(r) for r in found] == [("f", "c0"), ("g", "c1")]
 
 
 def test_imports_are_re_resolved_when_files_come_and_go(db: Path) -> None:
     conn = open_state_rw(db)
-    write(conn, "app/main.py", "from app import models\nimport json\n", frozenset({"app/main.py", "app/__init__.py"}))
+    write(
+        conn,
+        "app/main.py",
+        "from app import models\nimport json\n",
+        frozenset({"app/main.py", "app/__init__.py"}),
+    )
     ro = open_state_ro(db)
-    assert [i["target"] for i in get_import_graph(ro, "app/main.py")[0]["imports"]] == ["app/__init__.py", None]
+    assert [i["target"] for i in get_import_graph(ro, "app/main.py")[0]["imports"]] == [
+        "app/__init__.py",
+        None,
+    ]
 
     grown = frozenset({"app/main.py", "app/__init__.py", "app/models.py"})
     assert reresolve_imports(conn, grown) == 1

@@ -27,7 +27,9 @@ def test_no_search_module_imports_the_indexer_in_its_source():
     sources = sorted(SEARCH_SRC.rglob("*.py"))
     assert len(sources) >= 5
     offenders = {
-        str(p.relative_to(SEARCH_SRC)): sorted(m for m in _imported_modules(p) if m.split(".")[0] == "local_memory_indexer")
+        str(p.relative_to(SEARCH_SRC)): sorted(
+            m for m in _imported_modules(p) if m.split(".")[0] == "local_memory_indexer"
+        )
         for p in sources
     }
     assert {k: v for k, v in offenders.items() if v} == {}
@@ -47,7 +49,9 @@ def test_importing_every_search_module_loads_no_indexer_module():
         "bad = sorted(m for m in sys.modules if m.split('.')[0] == 'local_memory_indexer')\n"
         "print(len(bad)); print(bad)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "0", out.stdout
 

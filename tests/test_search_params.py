@@ -21,7 +21,13 @@ from local_memory_shared.errors import InvalidArgument
 def test_search_defaults_match_seed_003():
     p = validate(SearchHybridParams, {"query": "connect"})
     assert (p.limit, p.offset, p.max_chars, p.summary_only, p.filters, p.fields, p.exclude_fields) == (
-        10, 0, 800, False, None, None, None,
+        10,
+        0,
+        800,
+        False,
+        None,
+        None,
+        None,
     )
     assert (p.recency_weight, p.gap_threshold, p.cache_bust, p.alpha, p.rrf_k) == (0.1, 0.25, False, 0.65, 60)
     for model in (SearchSemanticParams, SearchKeywordParams):
@@ -84,12 +90,24 @@ def test_bad_arguments_raise_invalid_argument_naming_the_field(model, args, fiel
 
 def test_filters_accept_exactly_the_eight_seed_keys():
     assert FILTER_KEYS == (
-        "language", "file_extensions", "path_prefix", "updated_after", "tags", "class_name", "function_name",
+        "language",
+        "file_extensions",
+        "path_prefix",
+        "updated_after",
+        "tags",
+        "class_name",
+        "function_name",
         "last_commit_hash",
     )
     full = {
-        "language": "python", "file_extensions": [".PY", "ts"], "path_prefix": "./src/", "updated_after": "2026-01-02",
-        "tags": ["function"], "class_name": "Client", "function_name": "send", "last_commit_hash": "abc123",
+        "language": "python",
+        "file_extensions": [".PY", "ts"],
+        "path_prefix": "./src/",
+        "updated_after": "2026-01-02",
+        "tags": ["function"],
+        "class_name": "Client",
+        "function_name": "send",
+        "last_commit_hash": "abc123",
     }
     f = validate(SearchHybridParams, {"query": "q", "filters": full}).filters
     assert f is not None
@@ -127,7 +145,9 @@ def test_bad_filter_values_name_the_filter(filters, field):
 
 
 def test_timezones_are_normalised_to_utc():
-    f = validate(SearchKeywordParams, {"query": "q", "filters": {"updated_after": "2026-01-02T03:04:05+02:00"}}).filters
+    f = validate(
+        SearchKeywordParams, {"query": "q", "filters": {"updated_after": "2026-01-02T03:04:05+02:00"}}
+    ).filters
     assert f is not None and f.updated_after == "2026-01-02T01:04:05Z"
 
 
@@ -148,8 +168,15 @@ def test_call_tool_answers_a_structured_error_and_never_raises():
 
 
 def test_registry_has_the_seven_search_tools_with_schemas():
-    names = {"search_hybrid", "search_semantic", "search_keyword", "get_chunk", "read_chunk_neighbors",
-             "search_similar", "explain_match"}
+    names = {
+        "search_hybrid",
+        "search_semantic",
+        "search_keyword",
+        "get_chunk",
+        "read_chunk_neighbors",
+        "search_similar",
+        "explain_match",
+    }
     assert names <= set(TOOLS)
     for name in names:
         spec = TOOLS[name]

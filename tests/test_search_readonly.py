@@ -30,11 +30,26 @@ def _rows(n: int) -> pa.Table:
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     rows = [
         {
-            "chunk_id": f"c{i}", "project_path": "/p", "schema_version": 1, "file_path": f"src/f{i % 3}.py",
-            "language": "python", "file_extension": "py", "chunk_kind": "function", "symbol_name": f"fn{i}",
-            "class_name": "", "function_name": f"fn{i}", "chunk_index": i, "start_line": i, "end_line": i + 1,
-            "text": f"def fn{i}(): pass", "summary": "", "fts_text": f"fn{i} parse config", "tags": ["function"],
-            "updated_at": "2026-01-01T00:00:00Z", "last_commit_hash": "", "content_hash": str(i),
+            "chunk_id": f"c{i}",
+            "project_path": "/p",
+            "schema_version": 1,
+            "file_path": f"src/f{i % 3}.py",
+            "language": "python",
+            "file_extension": "py",
+            "chunk_kind": "function",
+            "symbol_name": f"fn{i}",
+            "class_name": "",
+            "function_name": f"fn{i}",
+            "chunk_index": i,
+            "start_line": i,
+            "end_line": i + 1,
+            "text": f"def fn{i}(): pass",
+            "summary": "",
+            "fts_text": f"fn{i} parse config",
+            "tags": ["function"],
+            "updated_at": "2026-01-01T00:00:00Z",
+            "last_commit_hash": "",
+            "content_hash": str(i),
             "vector": vectors[i].tolist(),
         }
         for i in range(n)
@@ -44,7 +59,11 @@ def _rows(n: int) -> pa.Table:
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
     return {
-        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+        str(p.relative_to(root)): (
+            p.stat().st_size,
+            p.stat().st_mtime_ns,
+            hashlib.sha256(p.read_bytes()).hexdigest(),
+        )
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }

@@ -44,7 +44,9 @@ def symbols(envelope) -> list[str]:
 
 
 def test_hybrid_finds_code_by_meaning(project):
-    env_ = call("search_hybrid", query="retry the database connection with backoff", project_path=str(project))
+    env_ = call(
+        "search_hybrid", query="retry the database connection with backoff", project_path=str(project)
+    )
     assert symbols(env_)[0] == "ConnectionPool.connect"
     assert env_["search"]["legs"] == {"semantic": "lance_flat", "keyword": "lance_fts"}
     assert env_["warnings"] == []
@@ -133,13 +135,19 @@ def test_each_filter_restricts_every_mode(filters, check):
 def test_updated_after_and_commit_filters_match_the_index(project):
     everything = call("search_keyword", query="tokens", limit=50, gap_threshold=0.0)
     assert "legacy/old_parser.py" in {r["file_path"] for r in everything["results"]}
-    head = subprocess.run(["git", "-C", str(project), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    same = call("search_keyword", query="tokens", limit=50, gap_threshold=0.0, filters={"last_commit_hash": head})
+    head = subprocess.run(
+        ["git", "-C", str(project), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    same = call(
+        "search_keyword", query="tokens", limit=50, gap_threshold=0.0, filters={"last_commit_hash": head}
+    )
     assert same["total"] == everything["total"]
     other = call("search_keyword", query="tokens", filters={"last_commit_hash": "0" * 40})
     assert other["results"] == [] and other["warnings"][0]["code"] == "no_matches"
     assert "with these filters" in other["warnings"][0]["message"]
-    old = call("search_keyword", query="tokens", filters={"updated_after": "2019-06-01T00:00:00+00:00"}, limit=50)
+    old = call(
+        "search_keyword", query="tokens", filters={"updated_after": "2019-06-01T00:00:00+00:00"}, limit=50
+    )
     assert "legacy/old_parser.py" in {r["file_path"] for r in old["results"]}
 
 
@@ -149,7 +157,11 @@ def test_result_cache_and_cache_bust():
     first = call_tool("search_hybrid", args)
     second = call_tool("search_hybrid", args)
     busted = call_tool("search_hybrid", {**args, "cache_bust": True})
-    assert (first["search"]["cached"], second["search"]["cached"], busted["search"]["cached"]) == (False, True, False)
+    assert (first["search"]["cached"], second["search"]["cached"], busted["search"]["cached"]) == (
+        False,
+        True,
+        False,
+    )
     assert first["results"] == second["results"] == busted["results"]
     second["results"].clear()  # a caller mutating its answer must not poison the cache
     assert call_tool("search_hybrid", args)["results"] == first["results"]
@@ -169,9 +181,16 @@ def test_get_chunk_returns_the_whole_chunk_and_honours_max_chars_and_fields():
     assert data["chunk_id"] == cid and data["symbol_name"] == "ConnectionPool.connect"
     assert data["text"].lstrip().startswith("def connect") and "RuntimeError" in data["text"]
     short = call("get_chunk", chunk_id=cid, max_chars=10, fields=["text", "file_path"])["data"]
-    assert set(short) == {"chunk_id", "text", "file_path", "truncated", "text_chars"} and len(short["text"]) == 10
+    assert (
+        set(short) == {"chunk_id", "text", "file_path", "truncated", "text_chars"}
+        and len(short["text"]) == 10
+    )
     missing = call_tool("get_chunk", {"chunk_id": "nope"})
-    assert missing["ok"] is False and missing["error"]["code"] == "NOT_FOUND" and missing["error"]["field"] == "chunk_id"
+    assert (
+        missing["ok"] is False
+        and missing["error"]["code"] == "NOT_FOUND"
+        and missing["error"]["field"] == "chunk_id"
+    )
 
 
 def test_read_chunk_neighbors_follows_file_order():
@@ -206,12 +225,23 @@ def test_search_similar_from_a_function_and_from_a_file():
 
 
 @pytest.mark.parametrize(
-    "query", ["retry the database connection with backoff", "LruCache", "parse key value configuration lines"]
+    ("query", "gap"),
+    [
+        ("retry the database connection with backoff", 0.25),
+        ("retry the database connection with backoff", 0.0),
+        ("LruCache", 0.0),
+        ("parse key value configuration lines", 0.0),
+    ],
 )
-def test_explain_reproduces_the_hybrid_order_and_scores(query):
-    hits = call("search_hybrid", query=query, limit=10, cache_bust=True)["results"]
+def test_explain_reproduces_the_hybrid_order_and_scores(query, gap):
+    hits = call("search_hybrid", query=query, limit=10, cache_bust=True, gap_threshold=gap)["results"]
     assert len(hits) >= 2
-    explained = [call("explain_match", query=query, result_id=h["chunk_id"], verbosity="full")["data"] for h in hits]
+    explained = [
+        call("explain_match", query=query, result_id=h["chunk_id"], verbosity="full", gap_threshold=gap)[
+            "data"
+        ]
+        for h in hits
+    ]
     for position, (hit, ex) in enumerate(zip(hits, explained, strict=True), start=1):
         assert ex["found"] and ex["in_results"]
         assert ex["rank"] == position
@@ -221,7 +251,9 @@ def test_explain_reproduces_the_hybrid_order_and_scores(query):
         for leg in ("semantic", "keyword"):
             part = ex[leg]
             if part["rank"] is not None:
-                assert part["contribution"] == pytest.approx(part["weight"] * part["confidence"] / (60 + part["rank"]))
+                assert part["contribution"] == pytest.approx(
+                    part["weight"] * part["confidence"] / (60 + part["rank"])
+                )
         product = rrf * ex["identifier_boost"]["multiplier"] * ex["recency_boost"]["multiplier"]
         assert ex["final_score"] == pytest.approx(product)
     finals = [ex["final_score"] for ex in explained]
@@ -235,15 +267,20 @@ def test_explain_shows_the_identifier_and_recency_boosts():
     assert ex["recency_boost"]["recency"] == pytest.approx(1.0, abs=0.05)
     old = _chunk_id("tokenize_legacy")
     ex_old = call("explain_match", query="tokenize_legacy", result_id=old, verbosity="full")["data"]
-    assert ex_old["recency_boost"]["age_days"] > 365 and ex_old["recency_boost"]["multiplier"] == pytest.approx(1.0)
+    assert ex_old["recency_boost"]["age_days"] > 365 and ex_old["recency_boost"][
+        "multiplier"
+    ] == pytest.approx(1.0)
     compact = call("explain_match", query="initializeDatabase", result_id=cid)["data"]
     assert "formula" not in compact and compact["rank"] == 1
 
 
 def test_explain_of_an_unretrieved_chunk_and_of_an_unknown_id():
     cid = _chunk_id("ComputeChecksum")
-    ex = call("explain_match", query="zzqxj wvvpl", result_id=cid)["data"]
-    assert ex["found"] is False or ex["in_results"] is False
+    # The filter keeps Go code out of both legs, so this chunk was never a candidate.
+    ex = call("explain_match", query="checksum of bytes", result_id=cid, filters={"language": "python"})[
+        "data"
+    ]
+    assert ex["found"] is False and ex["rank"] is None and "neither leg" in ex["reason"]
     missing = call_tool("explain_match", {"query": "x", "result_id": "nope"})
     assert missing["error"]["code"] == "NOT_FOUND"
 
@@ -287,7 +324,10 @@ def test_no_tool_changes_any_file_under_the_data_root(data_root, project):
         ("search_hybrid", {"query": "retry connection", "cache_bust": True}),
         ("search_semantic", {"query": "retry connection", "cache_bust": True}),
         ("search_keyword", {"query": "retry connection", "cache_bust": True}),
-        ("search_hybrid", {"query": "x", "filters": {"tags": ["class"], "path_prefix": "src/"}, "cache_bust": True}),
+        (
+            "search_hybrid",
+            {"query": "x", "filters": {"tags": ["class"], "path_prefix": "src/"}, "cache_bust": True},
+        ),
         ("get_chunk", {"chunk_id": cid}),
         ("read_chunk_neighbors", {"chunk_id": cid, "before": 5, "after": 5}),
         ("search_similar", {"file_path": "src/db.py", "function_name": "connect", "cache_bust": True}),

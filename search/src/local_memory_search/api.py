@@ -132,7 +132,9 @@ def shape_chunk(
     if summary_only:
         text = chunk.get("text") or ""
         if "summary" in out or wanted is None:
-            out["summary"] = chunk.get("summary") or next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+            out["summary"] = chunk.get("summary") or next(
+                (ln.strip() for ln in text.splitlines() if ln.strip()), ""
+            )
         out.pop("text", None)
     elif "text" in out and max_chars and isinstance(out["text"], str) and len(out["text"]) > max_chars:
         out["text_chars"] = len(out["text"])
@@ -145,8 +147,13 @@ def shape_chunk(
 
 def _paging(offset: int, limit: int, total: int) -> dict[str, Any]:
     has_more = offset + limit < total
-    return {"offset": offset, "limit": limit, "total": total, "has_more": has_more,
-            "next_offset": offset + limit if has_more else None}
+    return {
+        "offset": offset,
+        "limit": limit,
+        "total": total,
+        "has_more": has_more,
+        "next_offset": offset + limit if has_more else None,
+    }
 
 
 def _no_match_warning(reader: IndexReader, query: str, filtered: bool) -> dict[str, str]:
@@ -156,11 +163,14 @@ def _no_match_warning(reader: IndexReader, query: str, filtered: bool) -> dict[s
         count = -1
     where = " with these filters" if filtered else ""
     what = f"{count} chunks are indexed" if count >= 0 else "the index is readable"
-    return W.warn(W.NO_MATCHES, f"({what} at version {reader.version}; nothing matched {query[:80]!r}{where}.)")
+    return W.warn(
+        W.NO_MATCHES, f"({what} at version {reader.version}; nothing matched {query[:80]!r}{where}.)"
+    )
 
 
-def _page_from_ranking(reader: IndexReader, ranking: Ranking, params: SearchParams | SearchSimilarParams,
-                       query_label: str) -> ToolOutput:
+def _page_from_ranking(
+    reader: IndexReader, ranking: Ranking, params: SearchParams | SearchSimilarParams, query_label: str
+) -> ToolOutput:
     warnings = [*reader.warnings, *ranking.warnings]
     kept = ranking.ranked[: ranking.kept]
     page = kept[params.offset : params.offset + params.limit]
@@ -172,8 +182,14 @@ def _page_from_ranking(reader: IndexReader, ranking: Ranking, params: SearchPara
             log.warning("chunk %s missing from both stores", s.chunk_id)
             continue
         results.append(
-            shape_chunk(chunk, fields=params.fields, exclude_fields=params.exclude_fields,
-                        max_chars=params.max_chars, summary_only=params.summary_only, score=s.score)
+            shape_chunk(
+                chunk,
+                fields=params.fields,
+                exclude_fields=params.exclude_fields,
+                max_chars=params.max_chars,
+                summary_only=params.summary_only,
+                score=s.score,
+            )
         )
     if not kept and reader.version is not None:
         warnings.append(_no_match_warning(reader, query_label, params.filters is not None))
@@ -187,8 +203,11 @@ def _page_from_ranking(reader: IndexReader, ranking: Ranking, params: SearchPara
         "timings_ms": ranking.timings_ms,
         "cached": False,
     }
-    return ToolOutput(results=results, warnings=warnings,
-                      extra={**_paging(params.offset, params.limit, len(kept)), "search": meta})
+    return ToolOutput(
+        results=results,
+        warnings=warnings,
+        extra={**_paging(params.offset, params.limit, len(kept)), "search": meta},
+    )
 
 
 # -- search tools ---------------------------------------------------------------------------
@@ -202,7 +221,9 @@ def _search(params: SearchParams, mode: str, tool: str, settings: Settings | Non
             hit = RESULT_CACHE.get(key)
             if hit is not None:
                 hit.extra["search"]["cached"] = True
-                hit.extra["search"]["timings_ms"] = {"total": round((time.perf_counter() - started) * 1000, 3)}
+                hit.extra["search"]["timings_ms"] = {
+                    "total": round((time.perf_counter() - started) * 1000, 3)
+                }
                 return hit
         req = RankRequest(
             query=params.query,
@@ -241,8 +262,10 @@ def search_keyword(params: SearchKeywordParams, settings: Settings | None = None
 def _require_chunk(reader: IndexReader, chunk_id: str) -> dict[str, Any]:
     chunk = reader.fetch_chunks([chunk_id]).get(chunk_id)
     if chunk is None:
-        raise NotFound(f"no chunk {chunk_id!r} in {reader.project} (ids change only when code moves; search again)",
-                       field="chunk_id")
+        raise NotFound(
+            f"no chunk {chunk_id!r} in {reader.project} (ids change only when code moves; search again)",
+            field="chunk_id",
+        )
     return chunk
 
 
@@ -250,8 +273,10 @@ def get_chunk(params: GetChunkParams, settings: Settings | None = None) -> ToolO
     """One chunk by its stable id (whole text unless ``max_chars``)."""
     with open_index(params.project_path, settings) as reader:
         chunk = _require_chunk(reader, params.chunk_id)
-        return ToolOutput(data=shape_chunk(chunk, fields=params.fields, max_chars=params.max_chars),
-                          warnings=list(reader.warnings))
+        return ToolOutput(
+            data=shape_chunk(chunk, fields=params.fields, max_chars=params.max_chars),
+            warnings=list(reader.warnings),
+        )
 
 
 def read_chunk_neighbors(params: ReadChunkNeighborsParams, settings: Settings | None = None) -> ToolOutput:
@@ -288,8 +313,10 @@ def _seed_chunks(reader: IndexReader, params: SearchSimilarParams) -> list[dict[
     if params.function_name:
         name = params.function_name
         chunks = [
-            c for c in chunks
-            if name in (c.get("function_name"), c.get("symbol_name"), (c.get("symbol_name") or "").rsplit(".", 1)[-1])
+            c
+            for c in chunks
+            if name
+            in (c.get("function_name"), c.get("symbol_name"), (c.get("symbol_name") or "").rsplit(".", 1)[-1])
         ]
         if not chunks:
             raise NotFound(f"no function {name!r} in {params.file_path!r}", field="function_name")
@@ -317,40 +344,82 @@ def search_similar(params: SearchSimilarParams, settings: Settings | None = None
         warnings: list[dict[str, str]] = []
         leg: LegResult | None = None
         source_query = " ".join(
-            dict.fromkeys(w for c in seeds for w in query_words(f"{c.get('symbol_name') or ''} {c.get('summary') or ''}"))
+            dict.fromkeys(
+                w
+                for c in seeds
+                for w in query_words(f"{c.get('symbol_name') or ''} {c.get('summary') or ''}")
+            )
         )
         t0 = time.perf_counter()
         vector = _seed_vector(reader, seed_ids, warnings)
         if vector is not None:
             try:
-                rows, source = vector_search(reader, vector, lance_where(reader.project, params.filters, extra=[exclude]),
-                                             depth, warnings)
-                hits = tuple(LegHit(r["chunk_id"], i + 1, 1.0 - float(r["_distance"])) for i, r in enumerate(rows))
-                leg = LegResult("semantic", source, hits, time.perf_counter() - t0,
-                                {r["chunk_id"]: r for r in rows})
+                rows, source = vector_search(
+                    reader,
+                    vector,
+                    lance_where(reader.project, params.filters, extra=[exclude]),
+                    depth,
+                    warnings,
+                )
+                hits = tuple(
+                    LegHit(r["chunk_id"], i + 1, 1.0 - float(r["_distance"])) for i, r in enumerate(rows)
+                )
+                leg = LegResult(
+                    "semantic", source, hits, time.perf_counter() - t0, {r["chunk_id"]: r for r in rows}
+                )
             except LegFailed as exc:
                 warnings.append(exc.warning)
         if leg is None:
             # No vectors to compare: fall back to the seed's own words over the keyword store.
-            rows = [r for r in like_search(reader, query_words(source_query), params.filters, depth + len(seed_ids))
-                    if r["chunk_id"] not in seed_ids and (params.function_name or r["file_path"] != seeds[0]["file_path"])]
+            rows = [
+                r
+                for r in like_search(reader, query_words(source_query), params.filters, depth + len(seed_ids))
+                if r["chunk_id"] not in seed_ids
+                and (params.function_name or r["file_path"] != seeds[0]["file_path"])
+            ]
             hits = tuple(LegHit(r["chunk_id"], i + 1, float(r["_score"])) for i, r in enumerate(rows[:depth]))
-            leg = LegResult("keyword", "sqlite_like", hits, time.perf_counter() - t0, {r["chunk_id"]: r for r in rows})
-        req = RankRequest(query="", mode="semantic" if leg.name == "semantic" else "keyword", recency_weight=0.0,
-                          gap_threshold=0.0, filters=params.filters, depth=depth)
-        ranked, kept = fuse(req, 1.0, leg if leg.name == "semantic" else None, leg if leg.name == "keyword" else None, None)
-        ranking = Ranking(req, req.mode, 1.0, ranked, kept, {leg.name: leg.source}, tuple(warnings),
-                          {"total": round((time.perf_counter() - started) * 1000, 3)}, None)
+            leg = LegResult(
+                "keyword", "sqlite_like", hits, time.perf_counter() - t0, {r["chunk_id"]: r for r in rows}
+            )
+        req = RankRequest(
+            query="",
+            mode="semantic" if leg.name == "semantic" else "keyword",
+            recency_weight=0.0,
+            gap_threshold=0.0,
+            filters=params.filters,
+            depth=depth,
+        )
+        ranked, kept = fuse(
+            req, 1.0, leg if leg.name == "semantic" else None, leg if leg.name == "keyword" else None, None
+        )
+        ranking = Ranking(
+            req,
+            req.mode,
+            1.0,
+            ranked,
+            kept,
+            {leg.name: leg.source},
+            tuple(warnings),
+            {"total": round((time.perf_counter() - started) * 1000, 3)},
+            None,
+        )
         out = _page_from_ranking(reader, ranking, params, f"similar to {params.file_path}")
-        out.extra["seed"] = {"file_path": seeds[0]["file_path"], "function_name": params.function_name,
-                             "chunk_ids": seed_ids}
+        out.extra["seed"] = {
+            "file_path": seeds[0]["file_path"],
+            "function_name": params.function_name,
+            "chunk_ids": seed_ids,
+        }
         RESULT_CACHE.put(key, out)
         return out
 
 
-def _seed_vector(reader: IndexReader, seed_ids: list[str], warnings: list[dict[str, str]]) -> np.ndarray | None:
+def _seed_vector(
+    reader: IndexReader, seed_ids: list[str], warnings: list[dict[str, str]]
+) -> np.ndarray | None:
     if reader.table is None:
-        warnings.append(W.warn(W.VECTOR_LEG_UNAVAILABLE, "(no LanceDB table: similarity uses the seed's words)."))
+        warnings.append(
+            W.warn(W.VECTOR_LEG_UNAVAILABLE, "(no LanceDB table: similarity uses the seed's words).")
+        )
         return None
     try:
         rows = (
@@ -375,7 +444,9 @@ def _seed_vector(reader: IndexReader, seed_ids: list[str], warnings: list[dict[s
 # -- explain --------------------------------------------------------------------------------
 
 
-def _leg_dict(hit: LegHit | None, conf: float, contribution: float, weight: float, score_name: str) -> dict[str, Any]:
+def _leg_dict(
+    hit: LegHit | None, conf: float, contribution: float, weight: float, score_name: str
+) -> dict[str, Any]:
     return {
         "rank": hit.rank if hit else None,
         score_name: hit.score if hit else None,
@@ -395,21 +466,32 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
         "rank": position,
         "in_results": position is not None and position <= ranking.kept,
         "final_score": scored.score,
-        "semantic": _leg_dict(scored.semantic, scored.semantic_confidence, scored.semantic_rrf, alpha,
-                              "cosine_similarity"),
-        "keyword": _leg_dict(scored.keyword, scored.keyword_confidence, scored.keyword_rrf, 1.0 - alpha, "bm25"),
+        "semantic": _leg_dict(
+            scored.semantic, scored.semantic_confidence, scored.semantic_rrf, alpha, "cosine_similarity"
+        ),
+        "keyword": _leg_dict(
+            scored.keyword, scored.keyword_confidence, scored.keyword_rrf, 1.0 - alpha, "bm25"
+        ),
         "rrf_score": scored.base,
         "identifier_boost": {"matched": scored.identifier_match, "multiplier": scored.identifier_multiplier},
         "recency_boost": {"multiplier": scored.recency_multiplier},
     }
     if verbosity == "full":
         out["recency_boost"].update(
-            {"updated_at": scored.updated_at, "newest_in_index": ranking.newest_updated_at,
-             "age_days": None if scored.age_days is None else round(scored.age_days, 3),
-             "recency": scored.recency, "weight": req.recency_weight}
+            {
+                "updated_at": scored.updated_at,
+                "newest_in_index": ranking.newest_updated_at,
+                "age_days": None if scored.age_days is None else round(scored.age_days, 3),
+                "recency": scored.recency,
+                "weight": req.recency_weight,
+            }
         )
-        out["gap"] = {"threshold": req.gap_threshold, "top_score": top,
-                      "ratio": scored.score / top if top else None, "kept": ranking.kept}
+        out["gap"] = {
+            "threshold": req.gap_threshold,
+            "top_score": top,
+            "ratio": scored.score / top if top else None,
+            "kept": ranking.kept,
+        }
         out["formula"] = (
             "final = (alpha*confidence_semantic/(rrf_k + rank_semantic) + "
             "(1 - alpha)*confidence_keyword/(rrf_k + rank_keyword)) x identifier_multiplier x recency_multiplier; "
@@ -418,8 +500,11 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
         out["legs"] = ranking.legs
         if position is not None:
             around = ranking.ranked[max(0, position - 2) : position + 1]
-            out["neighbors"] = [{"rank": ranking.position(s.chunk_id), "chunk_id": s.chunk_id, "final_score": s.score}
-                                for s in around if s.chunk_id != scored.chunk_id]
+            out["neighbors"] = [
+                {"rank": ranking.position(s.chunk_id), "chunk_id": s.chunk_id, "final_score": s.score}
+                for s in around
+                if s.chunk_id != scored.chunk_id
+            ]
     return out
 
 
@@ -427,9 +512,16 @@ def explain_match(params: ExplainMatchParams, settings: Settings | None = None) 
     """Why ``result_id`` ranked where it did for ``query`` in search_hybrid (same numbers, same order)."""
     with open_index(params.project_path, settings) as reader:
         chunk = _require_chunk(reader, params.result_id)
-        req = RankRequest(query=params.query, mode="hybrid", alpha=params.alpha, rrf_k=params.rrf_k,
-                          recency_weight=params.recency_weight, gap_threshold=params.gap_threshold,
-                          filters=params.filters, depth=CANDIDATE_DEPTH)
+        req = RankRequest(
+            query=params.query,
+            mode="hybrid",
+            alpha=params.alpha,
+            rrf_k=params.rrf_k,
+            recency_weight=params.recency_weight,
+            gap_threshold=params.gap_threshold,
+            filters=params.filters,
+            depth=CANDIDATE_DEPTH,
+        )
         ranking = rank(reader, req)
         scored = next((s for s in ranking.ranked if s.chunk_id == params.result_id), None)
         data: dict[str, Any] = {
@@ -444,8 +536,15 @@ def explain_match(params: ExplainMatchParams, settings: Settings | None = None) 
             "candidates": len(ranking.ranked),
         }
         if scored is None:
-            data.update({"found": False, "rank": None, "in_results": False, "final_score": 0.0,
-                         "reason": f"neither leg retrieved this chunk within its top {CANDIDATE_DEPTH}"})
+            data.update(
+                {
+                    "found": False,
+                    "rank": None,
+                    "in_results": False,
+                    "final_score": 0.0,
+                    "reason": f"neither leg retrieved this chunk within its top {CANDIDATE_DEPTH}",
+                }
+            )
         else:
             data["found"] = True
             data.update(explain_scored(ranking, scored, params.verbosity))

@@ -1,10 +1,10 @@
 """``local-memory-search``: the MCP server (no arguments) and a thin CLI over the tool registry.
 
-    local-memory-search                                   serve MCP over stdio
-    local-memory-search serve [--http --port N --token T]  serve MCP (stdio, or streamable HTTP on 127.0.0.1)
-    local-memory-search query "TEXT" [--project P] [--mode hybrid|keyword|semantic] [--limit N] [--json]
-    local-memory-search tool NAME --args '{"query": "..."}'   print exactly the tool's envelope
-    local-memory-search tools [--json]                    list the tools
+local-memory-search                                   serve MCP over stdio
+local-memory-search serve [--http --port N --token T]  serve MCP (stdio, or streamable HTTP on 127.0.0.1)
+local-memory-search query "TEXT" [--project P] [--mode hybrid|keyword|semantic] [--limit N] [--json]
+local-memory-search tool NAME --args '{"query": "..."}'   print exactly the tool's envelope
+local-memory-search tools [--json]                    list the tools
 """
 
 from __future__ import annotations
@@ -29,11 +29,13 @@ def _parser() -> argparse.ArgumentParser:
 
     q = sub.add_parser("query", help="search the index and print readable hits")
     q.add_argument("text", help="the query: identifiers, keywords or natural language")
-    q.add_argument("--project", "-p", help="project root (default: LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT, then cwd)")
+    q.add_argument(
+        "--project", "-p", help="project root (default: LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT, then cwd)"
+    )
     q.add_argument("--mode", "-m", choices=sorted(MODES), default="hybrid")
     q.add_argument("--limit", "-n", type=int, default=10)
     q.add_argument("--offset", type=int, default=0)
-    q.add_argument("--filters", help="filters as a JSON object, e.g. '{\"language\": \"python\"}'")
+    q.add_argument("--filters", help='filters as a JSON object, e.g. \'{"language": "python"}\'')
     q.add_argument("--json", action="store_true", help="print the envelope JSON instead")
 
     t = sub.add_parser("tool", help="call any tool of this server in-process and print its envelope")
@@ -47,7 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="run the MCP server (stdio by default)")
     sv.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio")
     sv.add_argument("--port", type=int, default=8765)
-    sv.add_argument("--token", default=None, help="bearer token required on HTTP (or LOCAL_MEMORY_HTTP_TOKEN)")
+    sv.add_argument(
+        "--token", default=None, help="bearer token required on HTTP (or LOCAL_MEMORY_HTTP_TOKEN)"
+    )
     return p
 
 
@@ -110,23 +114,32 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if envelope.get("ok") else 1
     if args.command == "tools":
         if args.json:
-            _print_json([{"name": s.name, "description": s.description, "read_only": s.read_only,
-                          "input_schema": s.input_schema()} for s in TOOLS.values()])
+            _print_json(
+                [
+                    {
+                        "name": s.name,
+                        "description": s.description,
+                        "read_only": s.read_only,
+                        "input_schema": s.input_schema(),
+                    }
+                    for s in TOOLS.values()
+                ]
+            )
         else:
             console = Console()
             for spec in TOOLS.values():
                 console.print(f"[bold]{spec.name}[/]: {escape(spec.description)}")
         return 0
     if args.command == "query":
-        tool_args: dict[str, Any] = {"query": args.text, "limit": args.limit, "offset": args.offset}
+        query_args: dict[str, Any] = {"query": args.text, "limit": args.limit, "offset": args.offset}
         if args.project:
-            tool_args["project_path"] = args.project
+            query_args["project_path"] = args.project
         if args.filters:
             try:
-                tool_args["filters"] = json.loads(args.filters)
+                query_args["filters"] = json.loads(args.filters)
             except json.JSONDecodeError:
-                tool_args["filters"] = args.filters  # let validation name the field
-        envelope = call_tool(MODES[args.mode], tool_args)
+                query_args["filters"] = args.filters  # let validation name the field
+        envelope = call_tool(MODES[args.mode], query_args)
         if args.json:
             _print_json(envelope)
         else:

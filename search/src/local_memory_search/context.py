@@ -1,7 +1,9 @@
 """``retrieve_context_pack``: a character-budgeted, ready-to-paste context pack for an LLM prompt.
 
-Candidates come from the same ranking as ``search_hybrid`` (:func:`hybrid.rank`), optionally
-re-ordered by the Ollama re-ranker. The pack then:
+Candidates come from the same ranking as ``search_hybrid`` (:func:`hybrid.rank`): the hits that
+pass its relevance gap. With ``rerank`` the Ollama LLM orders the top 20 of the ranking instead
+(gap or not: lifting what the first stage underrated is its job); if it cannot answer, the pack
+keeps the retrieval order with a ``rerank_unavailable`` warning. The pack then:
 
 1. groups hits by file, files in the order of their best hit, at most ``max_files`` files;
 2. spends the budget first on the best hit of every file, in rank order (one may take at most
@@ -57,6 +59,9 @@ BRIDGE_BLANK_LINES = 2
 FIRST_PASS_SHARE = 0.5
 #: A neighbour ``d`` chunks from the hit ranked ``r`` competes for budget as if ranked ``r + 3d``.
 NEIGHBOR_RANK_STEP = 3
+TRUNCATED_MARK = " (truncated)"
+#: Characters a merge can save (a header and fences no longer needed), for the cheap level bound.
+BOUND_SLACK = 512
 #: Below this many lines a cut secondary hit or neighbour is noise (a dangling signature): leave it out.
 MIN_SECONDARY_LINES = 3
 
@@ -251,6 +256,8 @@ _FENCE_LANG = {"unknown": "", "text": "", "": ""}
 
 
 def _fence(content: str) -> str:
+    if "```" not in content:
+        return "```"
     longest = max((len(m.group(0)) for m in re.finditer(r"`{3,}", content)), default=0)
     return "`" * max(3, longest + 1)
 
@@ -299,24 +306,28 @@ class _FileState:
         self.blocks: list[str] = []
         self.size = 0  # sum of block lengths
 
-    def selected(self, override: tuple[str, int] | None = None) -> dict[int, str]:
-        out: dict[int, str] = {}
+    @staticmethod
+    def _level(unit: _Unit, override: tuple[str, int] | None) -> int:
+        return override[1] if override is not None and override[0] == unit.chunk_id else unit.level
+
+    def selected(self, override: tuple[str, int] | None = None) -> dict[int, list[_Unit]]:
+        """Selected line → the units that hold it (``override`` tries one unit at another level)."""
+        out: dict[int, list[_Unit]] = {}
         for unit in self.units.values():
-            level = override[1] if override and override[0] == unit.chunk_id else unit.level
-            for line in _select(unit.lines, level, unit.strategy):
-                out[line] = self.spec.known[line]
+            for line in _select(unit.lines, self._level(unit, override), unit.strategy):
+                out.setdefault(line, []).append(unit)
         return out
 
-    def runs(self, lines: dict[int, str]) -> list[list[int]]:
-        numbers = sorted(lines)
+    def runs(self, lines: dict[int, list[_Unit]]) -> list[list[int]]:
+        """Contiguous line runs; gaps of a few blank lines are bridged."""
         runs: list[list[int]] = []
-        for n in numbers:
+        for n in sorted(lines):
             if runs:
                 last = runs[-1][-1]
-                gap = range(last + 1, n)
                 if n == last + 1:
                     runs[-1].append(n)
                     continue
+                gap = range(last + 1, n)
                 if len(gap) <= BRIDGE_BLANK_LINES and all(
                     not self.spec.known.get(g, "x").strip() for g in gap
                 ):
@@ -326,35 +337,27 @@ class _FileState:
             runs.append([n])
         return runs
 
-    def owners(self, run: list[int], lines: dict[int, str], override: tuple[str, int] | None) -> list[_Unit]:
-        span = set(run)
-        found = []
-        for unit in self.units.values():
-            level = override[1] if override and override[0] == unit.chunk_id else unit.level
-            if level and span.intersection(_select(unit.lines, level, unit.strategy)):
-                found.append(unit)
-        # The hit names the excerpt; then whatever comes first in the file.
-        found.sort(key=lambda u: (not u.hit, u.hit_rank if u.hit else 0, u.lines[0] if u.lines else 0))
-        return found
-
     def render(self, override: tuple[str, int] | None = None) -> tuple[list[str], list[PackExcerpt]]:
-        lines = self.selected(override)
+        """The file's excerpt blocks (as they appear in the text) and their records."""
+        by_line = self.selected(override)
         blocks: list[str] = []
         excerpts: list[PackExcerpt] = []
         language = _FENCE_LANG.get(self.spec.language or "", self.spec.language or "")
-        for run in self.runs(lines):
-            owners = self.owners(run, lines, override)
+        for run in self.runs(by_line):
+            found: dict[str, _Unit] = {}
+            for n in run:
+                for unit in by_line.get(n, ()):
+                    found.setdefault(unit.chunk_id, unit)
+            # The hit names the excerpt; then whatever comes first in the file.
+            owners = sorted(found.values(), key=lambda u: (not u.hit, u.hit_rank if u.hit else 0, u.lines[0]))
             symbols = tuple(dict.fromkeys(u.symbol for u in owners if u.symbol))
-            truncated = any(
-                (override[1] if override and override[0] == u.chunk_id else u.level) < len(u.lines)
-                for u in owners
-            )
+            truncated = any(self._level(u, override) < len(u.lines) for u in owners)
             content = "\n".join(self.spec.known[n] for n in run)
             header = f"### {self.spec.file_path} (lines {run[0]}-{run[-1]})"
             if symbols:
                 header += " — " + ", ".join(symbols[:3])
             if truncated:
-                header += " (truncated)"
+                header += TRUNCATED_MARK
             fence = _fence(content)
             blocks.append(f"{header}\n{fence}{language}\n{content}\n{fence}")
             excerpts.append(
@@ -409,12 +412,12 @@ class Packer:
         """Length of the rendered pack text right now."""
         return self._cost(self.total_size, self.total_blocks)
 
-    def _try(self, state: _FileState, unit: _Unit, level: int, cap: int | None) -> bool:
+    def _try(self, state: _FileState, unit: _Unit, level: int, ceiling: int) -> bool:
+        """Set ``unit`` to ``level`` if the pack stays within ``ceiling``: the exact, rendered check."""
         blocks, _ = state.render((unit.chunk_id, level))
         size = self.total_size - state.size + sum(len(b) for b in blocks)
         count = self.total_blocks - len(state.blocks) + len(blocks)
-        new_cost = self._cost(size, count)
-        if new_cost > self.max_chars or (cap is not None and new_cost - self.cost > cap):
+        if self._cost(size, count) > ceiling:
             return False
         unit.level = level
         self.total_size, self.total_blocks = size, count
@@ -422,27 +425,60 @@ class Packer:
         return True
 
     def _grow(self, state: _FileState, unit: _Unit, cap: int | None, min_level: int = 1) -> bool:
-        """Raise ``unit`` to the highest level that fits (at least ``min_level``); True if any of it is in."""
+        """Raise ``unit`` to the highest level that fits (at least ``min_level``); True if any of it is in.
+
+        ``cap`` bounds what this unit may add to the pack, on top of the global budget.
+        """
         n = len(unit.lines)
         if unit.level >= n:
             return True
-        if self._try(state, unit, n, cap):
+        ceiling = self.max_chars if cap is None else min(self.max_chars, self.cost + cap)
+        lo = max(unit.level + 1, min(min_level, n))
+        # Exact costs need a render; a cheap bound on the new characters first narrows the levels
+        # worth rendering (a render per probe is what makes packing big files slow).
+        hi = self._level_bound(state, unit, ceiling)
+        if hi < lo:
+            return unit.level > 0
+        if self._try(state, unit, hi, ceiling):
             return True
-        lo, hi = max(unit.level + 1, min_level), n - 1  # binary search the largest level that fits
-        best = None
-        while lo <= hi:
+        hi -= 1
+        while lo <= hi:  # binary search the largest level that fits; each success is committed
             mid = (lo + hi) // 2
-            blocks, _ = state.render((unit.chunk_id, mid))
-            size = self.total_size - state.size + sum(len(b) for b in blocks)
-            count = self.total_blocks - len(state.blocks) + len(blocks)
-            new_cost = self._cost(size, count)
-            if new_cost <= self.max_chars and (cap is None or new_cost - self.cost <= cap):
-                best, lo = mid, mid + 1
+            if self._try(state, unit, mid, ceiling):
+                lo = mid + 1
             else:
                 hi = mid - 1
-        if best is not None:
-            self._try(state, unit, best, cap)
         return unit.level > 0
+
+    def _level_bound(self, state: _FileState, unit: _Unit, ceiling: int) -> int:
+        """Largest level whose new lines alone could still fit (merging saves at most BOUND_SLACK)."""
+        room = ceiling - self.cost
+        # Adding lines costs at least the lines, minus what they save: a " (truncated)" mark that
+        # goes away, or a header and fences when they join two runs of this file.
+        room += len(TRUNCATED_MARK) * len(state.blocks) + (BOUND_SLACK if len(state.blocks) > 1 else 0)
+        present = state.selected()
+        costs = [0 if line in present else len(state.spec.known[line]) + 1 for line in unit.lines]
+        n = len(costs)
+        forward = [0]
+        for c in costs:
+            forward.append(forward[-1] + c)
+        backward = [0]
+        for c in reversed(costs):
+            backward.append(backward[-1] + c)
+
+        def new_chars(k: int) -> int:
+            if unit.strategy == "tail":
+                return forward[k]
+            if unit.strategy == "head":
+                return backward[k]
+            return forward[(k + 1) // 2] + backward[k - (k + 1) // 2]
+
+        best = unit.level
+        for k in range(unit.level + 1, n + 1):  # new_chars grows with k
+            if new_chars(k) > room:
+                break
+            best = k
+        return best
 
     def _unit(
         self, state: _FileState, row: dict[str, Any], strategy: str, hit: bool, hit_rank: int
@@ -629,25 +665,32 @@ def retrieve_context_pack(params: ContextPackParams, settings: Settings | None =
         t_rank = time.perf_counter()
         warnings = [*reader.warnings, *ranking.warnings]
         kept = list(ranking.ranked[: ranking.kept])
-        rows = reader.fetch_chunks(s.chunk_id for s in kept)
+        reranker = OllamaReranker.from_settings(settings) if params.rerank else None
+        # The LLM judges the head of the whole ranking, not only what survived the relevance
+        # gap: lifting what the first stage underrated is what a re-ranker is for.
+        pool = list(ranking.ranked[: max(ranking.kept, reranker.max_candidates)]) if reranker else kept
+        rows = reader.fetch_chunks(s.chunk_id for s in pool)
         ordered = [(s.chunk_id, s.score) for s in kept if s.chunk_id in rows]
         rerank_info: dict[str, Any] = {"requested": params.rerank, "applied": False}
-        if params.rerank and len(ordered) > 1:
-            reranker = OllamaReranker.from_settings(settings)
-            candidates = [
-                RerankCandidate(
-                    rows[cid]["file_path"], rows[cid].get("symbol_name") or "", rows[cid]["text"] or ""
-                )
-                for cid, _ in ordered
-            ]
-            outcome = reranker.rerank(params.query, candidates)
-            ordered = [ordered[i] for i in outcome.order]
+        if reranker is not None:
+            candidates_of = [(s.chunk_id, s.score) for s in pool if s.chunk_id in rows]
+            outcome = reranker.rerank(
+                params.query,
+                [
+                    RerankCandidate(
+                        rows[c]["file_path"], rows[c].get("symbol_name") or "", rows[c]["text"] or ""
+                    )
+                    for c, _ in candidates_of
+                ],
+            )
+            if outcome.reranked:
+                ordered = [candidates_of[i] for i in outcome.order]
             warnings.extend(outcome.warnings)
             rerank_info = {
                 "requested": True,
                 "applied": outcome.reranked,
                 "model": outcome.model,
-                "candidates": min(len(candidates), reranker.max_candidates),
+                "candidates": min(len(candidates_of), reranker.max_candidates),
                 "latency_ms": round(outcome.latency_ms, 1),
             }
         t_rerank = time.perf_counter()

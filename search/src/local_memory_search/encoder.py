@@ -57,7 +57,9 @@ class EncoderChoice:
         return f"{self.backend}:{self.model}:{self.dimension}"
 
 
-def choose_encoder(meta: IndexMeta | None, vector_dim: int | None) -> tuple[EncoderChoice | None, list[dict[str, str]]]:
+def choose_encoder(
+    meta: IndexMeta | None, vector_dim: int | None
+) -> tuple[EncoderChoice | None, list[dict[str, str]]]:
     """Apply seed 003's rules; returns the choice (None = skip the semantic leg) and its warnings."""
     if meta is not None:
         backend = BACKEND_ALIASES.get(meta.backend.lower(), meta.backend.lower())
@@ -94,7 +96,9 @@ class QueryEncoder:
         if found is not None:
             return found
         try:
-            embedder = create_embedder(choice.backend, choice.model, dimension=choice.dimension, settings=settings)
+            embedder = create_embedder(
+                choice.backend, choice.model, dimension=choice.dimension, settings=settings
+            )
         except EmbeddingError:
             raise
         except LocalMemoryError as exc:  # e.g. an unknown backend name in index_meta
@@ -106,7 +110,9 @@ class QueryEncoder:
         with self._lock:
             return self._embedders.setdefault(key, embedder)
 
-    def encode(self, choice: EncoderChoice, text: str, index_dim: int | None, settings: Settings) -> np.ndarray:
+    def encode(
+        self, choice: EncoderChoice, text: str, index_dim: int | None, settings: Settings
+    ) -> np.ndarray:
         """The query vector; raises EmbeddingError (backend down) or DimensionMismatch."""
         if index_dim is not None and choice.dimension != index_dim:
             raise DimensionMismatch(
@@ -124,7 +130,9 @@ class QueryEncoder:
         if down is not None and down[0] > time.monotonic():
             raise EmbeddingError(f"{down[1]} (backend skipped for {FAILURE_COOLDOWN_S:.0f}s after a failure)")
         try:
-            vector = np.asarray(self._embedder(choice, settings).embed_query(text), dtype=np.float32).reshape(-1)
+            vector = np.asarray(self._embedder(choice, settings).embed_query(text), dtype=np.float32).reshape(
+                -1
+            )
         except DimensionMismatch:
             raise
         except EmbeddingError as exc:

@@ -4,18 +4,29 @@ The indexer stores definitions (``symbols``), call sites by callee *name* (``cal
 imports (``import_edges``). A call site is resolved to definitions here, at query time, so an
 edited file never leaves other files' edges pointing at dead rows. Resolution, strongest first:
 
-1. ``self.x()`` / ``this.x()`` (or a bare call where the language has an implicit ``this``) →
-   the method of the caller's own class;
-2. ``Foo.x()`` / ``Foo::x()`` → a definition qualified ``Foo.x``; an upper-case receiver that is
-   no class of ours is an external type (``Vec::new``, ``Console.WriteLine``);
-3. the caller's own file, then the files it imports, then (Go, Java, Kotlin, C#) its package;
-4. the only definition of that name in the project, unless the language's scoping rules make
-   that impossible (a bare Python/JS/Rust/Go call needs a local definition or an import);
-5. otherwise every remaining candidate, flagged ``ambiguous``; none left means ``external``.
+1. an import alias (``from .errors import Boom as LibBoom``; ``LibBoom()`` is ``Boom()``);
+2. ``self.x()`` / ``this.x()`` (or a bare call where the language has an implicit ``this``) → the
+   method of the caller's own class, else an inherited one from the same file or an import;
+   ``super().x()`` → a method of another class, never the caller's own;
+3. a receiver whose type the extractor saw (``c = Client(); c.send()``, ``def f(c: Client)``) →
+   ``Client.send``; a type the project does not define means external;
+4. ``Foo.x()`` / ``Foo::x()`` → a definition qualified ``Foo.x``; an upper-case receiver that is
+   no class of ours is an external type (``Vec::new``, ``Console.WriteLine``); a receiver bound to
+   an external import (``copy.copy``, ``np.array``) is external; a module receiver
+   (``utils.helper()``, Go ``db.Connect()``) → the function in that module, through re-exports;
+5. any other receiver (a variable of unknown type): a builtin collection/string/file method name
+   (``headers.get``) is external; otherwise every method of that name except the caller itself;
+6. a bare call: the caller's file, then the files it imports (one hop through ``__init__`` /
+   ``index`` re-exports), then (Go, Java, Kotlin, C#) its package folder, then — only where the
+   language allows a bare call to reach it (C, C++, Ruby, PHP) — the one definition project-wide.
+
+Several survivors are reported as ``ambiguous`` candidates, never merged or guessed; none means
+``external``. Code outside the tests never resolves into test files.
 
 Every answer is ``(data, warnings)``; ``data["status"]`` tells apart "not found", "ambiguous",
 "no callers", "only dynamic call sites" and "no path within depth N". Traversals are breadth
 first over visited sets (recursion never loops) and cut at a node cap that is reported.
+Resolutions are cached per graph version (``graph_version``), never across a change.
 """
 
 from __future__ import annotations
@@ -24,7 +35,8 @@ import json
 import posixpath
 import re
 import sqlite3
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,11 +65,36 @@ W_TRUNCATED = "graph_truncated"
 #: kinds a call can land on (a call never runs an interface, trait, enum, type alias or module)
 CALLABLE_KINDS = frozenset({"function", "method", "class", "struct"})
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "type"})
-_SELF_RECEIVERS = frozenset({"self", "this", "cls", "Self", "$this", "static", "@", "base"})
+_SUPER_RECEIVERS = frozenset({"super", "parent", "base"})
+#: methods of the languages' own collections, strings and files: an untyped receiver calling one of
+#: these is far likelier a dict/list/str than the project's class that happens to share the name
+_BUILTIN_METHODS: dict[str, frozenset[str]] = {
+    "python": frozenset(
+        "append extend insert remove pop clear copy count index sort reverse get items keys values update "
+        "setdefault popitem join split rsplit splitlines strip lstrip rstrip startswith endswith lower upper "
+        "replace format format_map encode decode find rfind partition rpartition add discard union "
+        "intersection difference issubset issuperset read readline readlines write writelines close flush "
+        "seek tell fileno group groups groupdict match search sub fullmatch finditer findall isdigit isalpha "
+        "isalnum isspace title capitalize zfill ljust rjust center casefold translate hex total_seconds "
+        "isoformat strftime exists is_file is_dir mkdir unlink read_text write_text read_bytes write_bytes".split()
+    ),
+    "javascript": frozenset(
+        "push pop shift unshift slice splice map filter reduce forEach find findIndex some every includes "
+        "indexOf join split replace replaceAll trim toLowerCase toUpperCase startsWith endsWith then catch "
+        "finally get set has delete add keys values entries toString concat flat flatMap sort reverse fill "
+        "apply call bind log error warn info debug stringify parse match matchAll test exec charAt "
+        "substring substr padStart padEnd repeat at".split()
+    ),
+}
+_BUILTIN_METHODS["typescript"] = _BUILTIN_METHODS["tsx"] = _BUILTIN_METHODS["javascript"]
+_TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs"})
+_SELF_RECEIVERS = frozenset({"self", "this", "cls", "Self", "$this", "static", "@"})
 #: a bare call may be a method of the caller's class
 _IMPLICIT_THIS = frozenset({"java", "csharp", "cpp", "kotlin", "ruby"})
 #: a bare call needs a local definition or an import (or the package, where packages are folders)
-_SCOPED_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "rust", "go", "java", "kotlin", "csharp"})
+_SCOPED_LANGUAGES = frozenset(
+    {"python", "javascript", "typescript", "tsx", "rust", "go", "java", "kotlin", "csharp"}
+)
 _PACKAGE_DIR_LANGUAGES = frozenset({"go", "java", "kotlin", "csharp"})
 _SEPARATORS = re.compile(r"::|->|\?->|\.|\\")
 _GENERICS = re.compile(r"<[^<>]*>|\[[^\[\]]*\]|\([^()]*\)")
@@ -137,28 +174,190 @@ def _symbol(row: sqlite3.Row | tuple[Any, ...]) -> Symbol:
 
 
 _SYMBOL_COLUMNS = "id, file_path, name, qualified_name, kind, start_line, end_line, chunk_id, language"
-_EDGE_COLUMNS = (
-    "id, file_path, caller_symbol_id, caller_qualified, callee_name, callee_text, line, dynamic, language, receiver_type"
-)
+_EDGE_COLUMNS = "id, file_path, caller_symbol_id, caller_qualified, callee_name, callee_text, line, dynamic, language, receiver_type"
+
+
+@dataclass
+class _ImportScope:
+    """What one file imports: project files/folders, names it takes (and their aliases), externals."""
+
+    files: set[str] = field(default_factory=set)
+    dirs: set[str] = field(default_factory=set)
+    #: imported name → project files it comes from (re-exports are followed through these)
+    names: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    #: local alias → (exported name, project files): `from x import a as b`
+    aliases: dict[str, tuple[str, set[str]]] = field(default_factory=dict)
+    #: local name of a whole project module → its files: `import pkg.mod as m`, `import * as m`
+    module_aliases: dict[str, set[str]] = field(default_factory=dict)
+    #: local names bound to code outside the project: `import copy`, `from os import path`, `np`
+    external: set[str] = field(default_factory=set)
+
+    def add(self, module: str, target: str | None, kind: str | None, names: list[str]) -> None:
+        """Fold one ``import_edges`` row in."""
+        if target is None:
+            head = re.split(r"[./:\\]", module.lstrip("."), maxsplit=1)[0]
+            self.external.update(n for n in (head, module.rsplit(".", 1)[-1]) if n)
+            for name in names:
+                self.external.add(name.split(" as ")[-1])
+            return
+        (self.dirs if kind == "directory" else self.files).add(target)
+        for name in names:
+            exported, _, local = name.partition(" as ")
+            if exported in ("*", "default"):
+                self.module_aliases.setdefault(local, set()).add(target)
+            elif local:
+                self.aliases[local] = (exported, self.aliases.get(local, (exported, set()))[1] | {target})
+                self.names[exported].add(target)
+            else:
+                self.names[exported].add(target)
+
+
+class _View:
+    """Definitions of one name, indexed by file and folder on first use (``run`` may have hundreds)."""
+
+    def __init__(self, symbols: list[Symbol]):
+        self.symbols = symbols
+        self._by_file: dict[str, list[Symbol]] | None = None
+        self._by_dir: dict[str, list[Symbol]] | None = None
+
+    @property
+    def by_file(self) -> dict[str, list[Symbol]]:
+        """Definitions per file."""
+        if self._by_file is None:
+            self._by_file = defaultdict(list)
+            for s in self.symbols:
+                self._by_file[s.file_path].append(s)
+        return self._by_file
+
+    @property
+    def by_dir(self) -> dict[str, list[Symbol]]:
+        """Definitions per folder (a Go / Java package)."""
+        if self._by_dir is None:
+            self._by_dir = defaultdict(list)
+            for s in self.symbols:
+                self._by_dir[s.file_path.rpartition("/")[0]].append(s)
+        return self._by_dir
+
+    def imported(self, files: frozenset[str], dirs: frozenset[str]) -> list[Symbol]:
+        """Those defined in one of ``files`` or directly in one of ``dirs``."""
+        out: list[Symbol] = []
+        if files:
+            by_file = self.by_file
+            for f in files:
+                out += by_file.get(f, ())
+        if dirs:
+            by_dir = self.by_dir
+            for d in dirs:
+                out += by_dir.get(d, ())
+        return out
+
+
+class _Candidates:
+    """Callable definitions of one name: all, methods, the rest, and by qualified name / parent type."""
+
+    def __init__(self, symbols: list[Symbol]):
+        self.all = _View(symbols)
+        self.methods = _View([s for s in symbols if s.kind == "method"])
+        self.non_methods = _View([s for s in symbols if s.kind != "method"])
+        self.by_qualified: dict[str, list[Symbol]] = defaultdict(list)
+        self._by_parent_last: dict[str, list[Symbol]] = defaultdict(list)
+        for s in symbols:
+            self.by_qualified[s.qualified_name].append(s)
+            parent, _, _ = s.qualified_name.rpartition(".")
+            if parent:
+                self._by_parent_last[parent.rpartition(".")[2]].append(s)
+
+    def members_of(self, type_name: str) -> list[Symbol]:
+        """Those defined directly in a type called ``type_name``."""
+        return [
+            s for s in self._by_parent_last.get(type_name.rpartition(".")[2], ()) if _member_of(s, type_name)
+        ]
+
+
+class _GraphCache:
+    """What resolving calls learns about one version of one graph; shared by the calls that read it."""
+
+    def __init__(self) -> None:
+        self.named: dict[str, list[Symbol]] = {}
+        self.by_id: dict[int, Symbol] = {}
+        self.by_key: dict[str, list[Symbol]] = {}
+        self.scopes: dict[str, _ImportScope] = {}
+        self.aliases: dict[str, set[str]] = {}
+        self.resolved: dict[tuple[Any, ...], Resolution] = {}
+        self.candidates: dict[tuple[str, bool], _Candidates] = {}
+        self.edges_by_name: dict[str, list[CallEdge]] = {}
+        self.edges_by_caller: dict[int | str, list[CallEdge]] = {}
+
+
+_CACHES: OrderedDict[tuple[Any, ...], _GraphCache] = OrderedDict()
+_CACHES_LOCK = threading.Lock()
+#: graph versions kept in memory (each holds at most one resolution per stored call site)
+MAX_CACHED_GRAPHS = 4
+
+
+def clear_graph_cache() -> None:
+    """Forget every cached graph version (benchmarks measure cold calls with it)."""
+    with _CACHES_LOCK:
+        _CACHES.clear()
+
+
+def _graph_token(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
+    """``(db file, nonce, version)`` as this connection's snapshot sees it; None when not versioned."""
+    try:
+        row = conn.execute("SELECT nonce, version FROM graph_version WHERE id = 1").fetchone()
+        files = [r[2] for r in conn.execute("PRAGMA database_list").fetchall() if r[1] == "main"]
+    except sqlite3.Error:
+        return None  # a state DB from before graph_version: no sharing, every call reads afresh
+    if row is None or not files or not files[0]:
+        return None
+    return (files[0], row[0], row[1])
+
+
+def _cache_for(conn: sqlite3.Connection) -> _GraphCache:
+    token = _graph_token(conn)
+    if token is None:
+        return _GraphCache()
+    with _CACHES_LOCK:
+        cache = _CACHES.get(token)
+        if cache is None:
+            cache = _CACHES[token] = _GraphCache()
+            while len(_CACHES) > MAX_CACHED_GRAPHS:
+                _CACHES.popitem(last=False)
+        _CACHES.move_to_end(token)
+        return cache
 
 
 class GraphReader:
-    """Cached, read-only access to the graph tables of one state DB connection (one call's worth)."""
+    """Read-only access to the graph tables through one connection.
 
-    def __init__(self, conn: sqlite3.Connection):
+    What it resolves is kept per graph version (``graph_version``, bumped by every indexer write in
+    the same transaction), so later calls on an unchanged index skip the work, and a changed
+    index is never answered from stale memory.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, cache: _GraphCache | None = None):
         self.conn = conn
-        self._named: dict[str, list[Symbol]] = {}
-        self._by_id: dict[int, Symbol] = {}
-        self._by_key: dict[str, list[Symbol]] = {}
-        self._imports: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-        self._resolved: dict[tuple[Any, ...], Resolution] = {}
+        shared = cache if cache is not None else _cache_for(conn)
+        self._named = shared.named
+        self._by_id = shared.by_id
+        self._by_key = shared.by_key
+        self._scopes = shared.scopes
+        self._aliases = shared.aliases
+        self._resolved = shared.resolved
+        self._candidates = shared.candidates
+        self._edges_by_name = shared.edges_by_name
+        self._edges_by_caller = shared.edges_by_caller
+        # the chunk mirror is the pipeline's, not versioned with the graph: per call only
         self._module_chunks: dict[tuple[str, int], str | None] = {}
 
     # --- raw access ----------------------------------------------------------------------------
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        """Rows of ``sql`` as plain tuples (``sqlite3.Row`` costs too much at graph volumes)."""
         try:
-            return self.conn.execute(sql, params).fetchall()
+            cursor = self.conn.cursor()
+            cursor.row_factory = None
+            return cursor.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the code graph: {exc}") from exc
 
@@ -166,7 +365,10 @@ class GraphReader:
         """Every definition called ``name``."""
         found = self._named.get(name)
         if found is None:
-            found = [_symbol(r) for r in self.query(f"SELECT {_SYMBOL_COLUMNS} FROM symbols WHERE name = ?", (name,))]
+            found = [
+                _symbol(r)
+                for r in self.query(f"SELECT {_SYMBOL_COLUMNS} FROM symbols WHERE name = ?", (name,))
+            ]
             self._named[name] = found
             for s in found:
                 self._by_id[s.id] = s  # type: ignore[index]
@@ -208,29 +410,73 @@ class GraphReader:
             except sqlite3.Error:
                 row = None  # the chunks mirror belongs to the pipeline; the graph answers without it
             self._module_chunks[cache_key] = row[0] if row else None
-        return Symbol(None, file_path, MODULE, MODULE, "module", line, line, self._module_chunks[cache_key], None)
+        return Symbol(
+            None, file_path, MODULE, MODULE, "module", line, line, self._module_chunks[cache_key], None
+        )
+
+    def scope(self, file_path: str) -> _ImportScope:
+        """What ``file_path`` imports."""
+        found = self._scopes.get(file_path)
+        if found is None:
+            self._load_scopes([file_path])
+            found = self._scopes[file_path]
+        return found
+
+    def _load_scopes(self, files: list[str]) -> None:
+        missing = sorted(set(files) - self._scopes.keys())
+        scopes = {f: _ImportScope() for f in missing}
+        for chunk in _chunks(missing):
+            for path, module, target, kind, names in self.query(
+                "SELECT file_path, module, resolved_path, resolved_kind, names FROM import_edges "
+                f"WHERE file_path IN ({','.join('?' * len(chunk))})",
+                tuple(chunk),
+            ):
+                scopes[path].add(module, target, kind, json.loads(names or "[]"))
+        self._scopes.update(scopes)
 
     def imports_of(self, file_path: str) -> tuple[frozenset[str], frozenset[str]]:
         """Project files and package folders ``file_path`` imports."""
-        found = self._imports.get(file_path)
-        if found is None:
-            files, dirs = set(), set()
-            for path, kind in self.query(
-                "SELECT resolved_path, resolved_kind FROM import_edges WHERE file_path = ? AND resolved_path IS NOT NULL",
-                (file_path,),
-            ):
-                (dirs if kind == "directory" else files).add(path)
-            found = self._imports[file_path] = (frozenset(files), frozenset(dirs))
-        return found
+        scope = self.scope(file_path)
+        return frozenset(scope.files), frozenset(scope.dirs)
 
-    def edges_calling(self, name: str) -> list[CallEdge]:
-        """Static call sites whose callee is written ``name``."""
-        return [
-            CallEdge(*r)
+    def reexported(self, files: frozenset[str], name: str) -> frozenset[str]:
+        """Files that ``files`` import ``name`` from: one hop through ``__init__`` / ``index`` re-exports."""
+        out: set[str] = set()
+        for f in files:
+            out |= self.scope(f).names.get(name, set())
+        return frozenset(out - files)
+
+    def aliases_of(self, name: str) -> set[str]:
+        """Local names ``name`` is imported under somewhere (``from x import name as alias``)."""
+        if not self._aliases:
+            # one scan per graph version: aliases are few, and every callers query needs them
+            self._aliases["\0loaded"] = set()
+            for (names,) in self.query(
+                "SELECT names FROM import_edges WHERE resolved_path IS NOT NULL AND names LIKE '% as %'"
+            ):
+                for entry in json.loads(names):
+                    exported, _, local = entry.partition(" as ")
+                    if local and exported not in ("*", "default"):
+                        self._aliases.setdefault(exported, set()).add(local)
+        return self._aliases.get(name, set())
+
+    def edges_calling(self, names: list[str]) -> list[CallEdge]:
+        """Static call sites whose callee is written as one of ``names`` (one query per 500 new names)."""
+        missing = sorted(set(names) - self._edges_by_name.keys())
+        fetched: dict[str, list[CallEdge]] = {n: [] for n in missing}
+        for chunk in _chunks(missing):
             for r in self.query(
-                f"SELECT {_EDGE_COLUMNS} FROM call_edges WHERE callee_name = ? AND dynamic = 0", (name,)
-            )
-        ]
+                f"SELECT {_EDGE_COLUMNS} FROM call_edges WHERE dynamic = 0 AND callee_name IN "
+                f"({','.join('?' * len(chunk))})",
+                tuple(chunk),
+            ):
+                edge = CallEdge(*r)
+                fetched[edge.callee_name].append(edge)
+        self._prefetch([e for group in fetched.values() for e in group])
+        self._edges_by_name.update(fetched)
+        edges = [e for n in set(names) for e in self._edges_by_name[n]]
+        edges.sort(key=lambda e: (e.file_path, e.line, e.id))
+        return edges
 
     def dynamic_naming(self, name: str) -> list[CallEdge]:
         """Dynamic call sites whose literal names ``name`` (``getattr(o, "name")``)."""
@@ -241,20 +487,63 @@ class GraphReader:
             )
         ]
 
-    def edges_from(self, symbol: Symbol) -> list[CallEdge]:
-        """Call sites inside ``symbol`` (static and dynamic)."""
-        if symbol.id is None:
-            rows = self.query(
-                f"SELECT {_EDGE_COLUMNS} FROM call_edges WHERE file_path = ? AND caller_symbol_id IS NULL",
-                (symbol.file_path,),
-            )
-        else:
-            rows = self.query(f"SELECT {_EDGE_COLUMNS} FROM call_edges WHERE caller_symbol_id = ?", (symbol.id,))
-        return [CallEdge(*r) for r in rows]
+    def edges_from(self, symbols: list[Symbol]) -> list[CallEdge]:
+        """Call sites inside ``symbols`` (static and dynamic; ``<module>`` means top-level code)."""
+        keys: list[int | str] = sorted({s.id if s.id is not None else s.file_path for s in symbols}, key=str)
+        ids = [k for k in keys if isinstance(k, int) and k not in self._edges_by_caller]
+        fetched: dict[int | str, list[CallEdge]] = {k: [] for k in ids}
+        for chunk in _chunks(ids):
+            for r in self.query(
+                f"SELECT {_EDGE_COLUMNS} FROM call_edges WHERE caller_symbol_id IN ({','.join('?' * len(chunk))})",
+                tuple(chunk),
+            ):
+                edge = CallEdge(*r)
+                fetched[edge.caller_symbol_id].append(edge)  # type: ignore[index]
+        for path in (k for k in keys if isinstance(k, str) and k not in self._edges_by_caller):
+            fetched[path] = [
+                CallEdge(*r)
+                for r in self.query(
+                    f"SELECT {_EDGE_COLUMNS} FROM call_edges WHERE file_path = ? AND caller_symbol_id IS NULL",
+                    (path,),
+                )
+            ]
+        self._prefetch([e for group in fetched.values() for e in group])
+        self._edges_by_caller.update(fetched)
+        edges = [e for k in keys for e in self._edges_by_caller[k]]
+        edges.sort(key=lambda e: (e.file_path, e.line, e.id))
+        return edges
+
+    def _prefetch(self, edges: list[CallEdge]) -> None:
+        """Load, in a few queries, the callers, imports and candidates that resolving ``edges`` needs."""
+        ids = sorted(
+            {e.caller_symbol_id for e in edges if e.caller_symbol_id is not None} - self._by_id.keys()
+        )
+        for chunk in _chunks(ids):
+            for r in self.query(
+                f"SELECT {_SYMBOL_COLUMNS} FROM symbols WHERE id IN ({','.join('?' * len(chunk))})",
+                tuple(chunk),
+            ):
+                self._by_id[r[0]] = _symbol(r)
+        self._load_scopes(sorted({e.file_path for e in edges}))
+        names = sorted({e.callee_name for e in edges if not e.dynamic} - self._named.keys())
+        fetched: dict[str, list[Symbol]] = {n: [] for n in names}
+        for chunk in _chunks(names):
+            for r in self.query(
+                f"SELECT {_SYMBOL_COLUMNS} FROM symbols WHERE name IN ({','.join('?' * len(chunk))})",
+                tuple(chunk),
+            ):
+                symbol = _symbol(r)
+                fetched[symbol.name].append(symbol)
+                self._by_id[symbol.id] = symbol  # type: ignore[index]
+        self._named.update(fetched)
 
     def count_anonymous_dynamic(self) -> int:
         """Dynamic call sites whose target no literal names (``handlers[key]()``)."""
-        return int(self.query("SELECT count(*) FROM call_edges WHERE dynamic = 1 AND callee_name = ?", (DYNAMIC,))[0][0])
+        return int(
+            self.query("SELECT count(*) FROM call_edges WHERE dynamic = 1 AND callee_name = ?", (DYNAMIC,))[
+                0
+            ][0]
+        )
 
     # --- resolution ----------------------------------------------------------------------------
 
@@ -271,93 +560,136 @@ class GraphReader:
             found = self._resolved[cache_key] = self._resolve(edge)
         return found
 
+    def candidates(self, name: str, in_tests: bool = True) -> _Candidates:
+        """Callable definitions named ``name``, indexed for resolution (built once per name).
+
+        Code outside the tests never calls into them: test helpers are candidates only for tests.
+        """
+        found = self._candidates.get((name, in_tests))
+        if found is None:
+            symbols = [s for s in self.named(name) if s.kind in CALLABLE_KINDS]
+            if not in_tests:
+                symbols = [s for s in symbols if not _is_test_path(s.file_path)]
+            found = self._candidates[(name, in_tests)] = _Candidates(_without_constructors(symbols))
+        return found
+
     def _resolve(self, edge: CallEdge) -> Resolution:
         name = edge.callee_name
         language = edge.language or ""
-        candidates = _without_constructors([s for s in self.named(name) if s.kind in CALLABLE_KINDS])
-        if not candidates:
-            return Resolution((), "external")
+        scope = self.scope(edge.file_path)
         receiver = _receiver(edge.callee_text, name)
+        in_tests = _is_test_path(edge.file_path)
+        if receiver is None and name in scope.aliases:
+            # `from .exceptions import SSLError as RequestsSSLError`: RequestsSSLError() is SSLError()
+            exported, targets = scope.aliases[name]
+            view = self.candidates(exported, in_tests).non_methods
+            found = view.imported(frozenset(targets), frozenset()) or view.imported(
+                self.reexported(frozenset(targets), exported), frozenset()
+            )
+            return Resolution(
+                tuple(found), "imported" if len(found) == 1 else "ambiguous" if found else "external"
+            )
+        candidates = self.candidates(name, in_tests)
+        if not candidates.all.symbols:
+            return Resolution((), "external")
         caller = self.by_id(edge.caller_symbol_id)
         caller_class = _enclosing_class(caller)
         is_self = receiver in _SELF_RECEIVERS or (receiver is None and language in _IMPLICIT_THIS)
+        files, dirs = frozenset(scope.files), frozenset(scope.dirs)
 
         if is_self and caller_class is not None:
-            own = [c for c in candidates if c.qualified_name == f"{caller_class}.{name}"]
+            own = candidates.by_qualified.get(f"{caller_class}.{name}", [])
             # the class may be split across files (C++ header + source): the same file first
             here = [c for c in own if c.file_path == edge.file_path]
-            files, dirs = self.imports_of(edge.file_path)
             imported = [c for c in own if c.file_path in files]
             for group in (here, imported, own if len(own) == 1 else []):
                 if group:
                     return Resolution(tuple(group), "self" if len(group) == 1 else "ambiguous")
         if receiver in _SELF_RECEIVERS:
-            # an inherited method: only methods qualify
-            candidates = [c for c in candidates if c.kind == "method"]
-            return self._tiers(edge, candidates, strict=False)
+            # an inherited method: a base class is local or imported, never "anywhere"
+            return self._tiers(edge, candidates.methods, strict=True)
+        if receiver in _SUPER_RECEIVERS:
+            # a base class's method: never the caller's own
+            bases = [c for c in candidates.methods.symbols if c.qualified_name != f"{caller_class}.{name}"]
+            return self._tiers(edge, _View(bases), strict=False)
 
         if receiver is not None and edge.receiver_type:
-            typed = [c for c in candidates if _member_of(c, edge.receiver_type)]
+            typed = candidates.members_of(edge.receiver_type)
+            if len(typed) == 1:
+                return Resolution((typed[0],), "typed")
             if typed:
-                picked = self._tiers(edge, typed, strict=False)
+                picked = self._tiers(edge, _View(typed), strict=False)
                 return Resolution(picked.targets, "typed" if len(picked.targets) == 1 else "ambiguous")
             if not self.is_project_type(edge.receiver_type):
                 return Resolution((), "external")  # sock = Socket(): a type of someone else's
             # a project type that inherits the method: fall through to the name-based tiers
 
         if receiver is not None:
-            last = _SEPARATORS.split(receiver)[-1]
-            typed = [c for c in candidates if _member_of(c, last)]
+            parts = _SEPARATORS.split(receiver)
+            head, last = parts[0], parts[-1]
+            if head in scope.external and head not in scope.module_aliases:
+                return Resolution((), "external")  # copy.copy(), os.path.join(), np.array()
+            typed = candidates.members_of(last)
+            if len(typed) == 1:
+                return Resolution((typed[0],), "qualified")
             if typed:
-                picked = self._tiers(edge, typed, strict=False)
+                picked = self._tiers(edge, _View(typed), strict=False)
                 return Resolution(picked.targets, "qualified" if len(picked.targets) == 1 else "ambiguous")
             if last[:1].isupper() and last.isidentifier():
                 return Resolution((), "external")  # a type of someone else's: Vec::new, Console.WriteLine
-            files, dirs = self.imports_of(edge.file_path)
-            module_functions = [
-                c
-                for c in candidates
-                if c.kind != "method"
-                and (c.file_path in files or posixpath.dirname(c.file_path) in dirs)
-                and last in (_stem(c.file_path), posixpath.basename(posixpath.dirname(c.file_path)))
-            ]
+            module_files = frozenset(
+                {f for f in files if last in (_stem(f), _folder_name(f))}
+                | scope.module_aliases.get(last, set())
+            )
+            module_dirs = frozenset(d for d in dirs if posixpath.basename(d) == last)
+            module_functions = candidates.non_methods.imported(module_files, module_dirs) or (
+                candidates.non_methods.imported(self.reexported(module_files, name), frozenset())
+            )
             if module_functions:  # utils.helper() after `import utils`; db.Connect() in Go
-                return self._tiers(edge, module_functions, strict=False)
-            # a variable's method: obj.send()
-            return self._tiers(edge, [c for c in candidates if c.kind == "method"], strict=False)
+                return self._tiers(edge, _View(module_functions), strict=False)
+            if name in _BUILTIN_METHODS.get(language, ()):
+                return Resolution((), "external")  # headers.get(), parts.append(): a builtin type's method
+            # a variable's method, type unknown: any method of that name, and nearness proves nothing;
+            # never the caller itself (x.close() inside close() delegates, it does not recurse)
+            methods = [m for m in candidates.methods.symbols if m.id != edge.caller_symbol_id]
+            return Resolution(
+                tuple(methods), "unique" if len(methods) == 1 else "ambiguous" if methods else "external"
+            )
 
         # a bare call: functions and classes; methods only through a static import (Java/Kotlin/C#)
-        files, dirs = self.imports_of(edge.file_path)
-        bare = [
-            c
-            for c in candidates
-            if c.kind != "method"
-            or (language != "python" and (c.file_path in files or language == "ruby"))
-        ]
+        if language == "ruby":
+            bare = candidates.all
+        elif language != "python" and (imported_methods := candidates.methods.imported(files, frozenset())):
+            bare = _View(candidates.non_methods.symbols + imported_methods)
+        else:
+            bare = candidates.non_methods
         return self._tiers(edge, bare, strict=language in _SCOPED_LANGUAGES)
 
     def is_project_type(self, name: str) -> bool:
         """Whether the project defines a class-like type called ``name``."""
         return any(s.kind in _TYPE_KINDS for s in self.named(name))
 
-    def _tiers(self, edge: CallEdge, candidates: list[Symbol], *, strict: bool) -> Resolution:
-        if not candidates:
+    def _tiers(self, edge: CallEdge, view: _View, *, strict: bool) -> Resolution:
+        if not view.symbols:
             return Resolution((), "external")
-        same_file = [c for c in candidates if c.file_path == edge.file_path]
+        same_file = view.by_file.get(edge.file_path)
         if same_file:
             return Resolution(tuple(same_file), "same_file" if len(same_file) == 1 else "ambiguous")
         files, dirs = self.imports_of(edge.file_path)
-        imported = [c for c in candidates if c.file_path in files or posixpath.dirname(c.file_path) in dirs]
+        imported = view.imported(files, dirs) or view.imported(
+            self.reexported(files, edge.callee_name), frozenset()
+        )
         if imported:
             return Resolution(tuple(imported), "imported" if len(imported) == 1 else "ambiguous")
         if (edge.language or "") in _PACKAGE_DIR_LANGUAGES:
-            folder = posixpath.dirname(edge.file_path)
-            same_package = [c for c in candidates if posixpath.dirname(c.file_path) == folder]
+            same_package = view.by_dir.get(edge.file_path.rpartition("/")[0])
             if same_package:
-                return Resolution(tuple(same_package), "same_package" if len(same_package) == 1 else "ambiguous")
+                return Resolution(
+                    tuple(same_package), "same_package" if len(same_package) == 1 else "ambiguous"
+                )
         if strict:
             return Resolution((), "external")  # a builtin or a name from an unresolved import
-        return Resolution(tuple(candidates), "unique" if len(candidates) == 1 else "ambiguous")
+        return Resolution(tuple(view.symbols), "unique" if len(view.symbols) == 1 else "ambiguous")
 
     # --- symbol names --------------------------------------------------------------------------
 
@@ -405,6 +737,11 @@ class GraphReader:
 # --- helpers ------------------------------------------------------------------------------------
 
 
+def _chunks(items: list[Any], size: int = 500) -> list[list[Any]]:
+    # SQLite caps bound parameters; 500 per IN list stays far below every build's limit
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
 def _parse_spec(spec: str) -> tuple[str | None, str]:
     spec = spec.strip()
     match = _SPEC.match(spec)
@@ -446,6 +783,25 @@ def _member_of(symbol: Symbol, type_name: str) -> bool:
     return parent == type_name or parent.endswith("." + type_name)
 
 
+def _is_test_path(path: str) -> bool:
+    """Whether ``path`` is test code (a tests folder, test_x.py, x_test.go, x.spec.ts, FooTest.java...)."""
+    folders, _, base = path.rpartition("/")
+    if any(part in _TEST_DIRS for part in folders.split("/")):
+        return True
+    stem = base.split(".", 1)[0]
+    return (
+        base.startswith("test_")
+        or base == "conftest.py"
+        or stem.endswith(("_test", "_spec", "Test", "Tests"))
+        or ".test." in base
+        or ".spec." in base
+    )
+
+
+def _folder_name(path: str) -> str:
+    return posixpath.basename(posixpath.dirname(path))
+
+
 def _stem(path: str) -> str:
     base = posixpath.basename(path)
     return base.split(".", 1)[0]
@@ -457,8 +813,11 @@ def _without_constructors(symbols: list[Symbol]) -> list[Symbol]:
     return [
         s
         for s in symbols
-        if not (s.kind == "method" and (s.file_path, s.qualified_name.rsplit(".", 1)[0]) in classes
-                and s.qualified_name.endswith(f"{s.name}.{s.name}"))
+        if not (
+            s.kind == "method"
+            and (s.file_path, s.qualified_name.rsplit(".", 1)[0]) in classes
+            and s.qualified_name.endswith(f"{s.name}.{s.name}")
+        )
     ]
 
 
@@ -492,7 +851,12 @@ def _edge_json(edge: CallEdge, caller: str, callee: str, how: str) -> dict[str, 
 
 
 def _site_json(edge: CallEdge, caller: Symbol) -> dict[str, Any]:
-    return {"caller": caller.key, "file_path": edge.file_path, "line": edge.line, "callee_text": edge.callee_text}
+    return {
+        "caller": caller.key,
+        "file_path": edge.file_path,
+        "line": edge.line,
+        "callee_text": edge.callee_text,
+    }
 
 
 def _not_resolved_answer(
@@ -521,16 +885,25 @@ def _overload_warning(lookup: _Lookup, warnings: list[dict[str, str]]) -> None:
     if lookup.overloads > 1:
         s = lookup.symbols[0]
         warnings.append(
-            warning(W_OVERLOADS, f"{s.key} is defined {lookup.overloads} times (overloads); calls cannot tell them apart")
+            warning(
+                W_OVERLOADS,
+                f"{s.key} is defined {lookup.overloads} times (overloads); calls cannot tell them apart",
+            )
         )
 
 
 def resolved_call_edges(conn: sqlite3.Connection) -> list[tuple[str, str, str, CallEdge]]:
     """Every static call site resolved: ``(caller id, callee id, resolution, edge)``; for audits and tests."""
     graph = GraphReader(conn)
+    edges = [
+        CallEdge(*row)
+        for row in graph.query(
+            f"SELECT {_EDGE_COLUMNS} FROM call_edges WHERE dynamic = 0 ORDER BY file_path, line"
+        )
+    ]
+    graph._prefetch(edges)
     out = []
-    for row in graph.query(f"SELECT {_EDGE_COLUMNS} FROM call_edges WHERE dynamic = 0 ORDER BY file_path, line"):
-        edge = CallEdge(*row)
+    for edge in edges:
         resolution = graph.resolve(edge)
         caller = graph.caller_of(edge)
         for target in resolution.targets:
@@ -538,7 +911,31 @@ def resolved_call_edges(conn: sqlite3.Connection) -> list[tuple[str, str, str, C
     return out
 
 
-# --- the four tools -----------------------------------------------------------------------------
+def _callers_level(graph: GraphReader, keys: list[str]) -> list[tuple[str, CallEdge, Symbol, str]]:
+    """``(callee key, edge, caller, resolution)`` for every static call site landing on one of ``keys``."""
+    wanted: dict[str, set[str]] = defaultdict(set)
+    for key in keys:
+        rows = graph.rows_of(key)
+        if rows:
+            for written in {rows[0].name} | graph.aliases_of(rows[0].name):
+                wanted[written].add(key)
+    out = []
+    for edge in graph.edges_calling(list(wanted)):
+        resolution = graph.resolve(edge)
+        for target in resolution.targets:
+            if target.key in wanted[edge.callee_name]:
+                out.append((target.key, edge, graph.caller_of(edge), resolution.how))
+    return out
+
+
+def _callees_level(graph: GraphReader, keys: list[str]) -> list[tuple[str, CallEdge, Resolution]]:
+    """``(caller key, edge, resolution)`` for every call site inside one of ``keys`` (dynamic ones too)."""
+    symbols = [row for key in keys for row in graph.rows_of(key)]
+    out = []
+    for edge in graph.edges_from(symbols):
+        caller = graph.caller_of(edge)
+        out.append((caller.key, edge, Resolution((), "dynamic") if edge.dynamic else graph.resolve(edge)))
+    return out
 
 
 def find_callers(
@@ -562,37 +959,38 @@ def find_callers(
     nodes: list[dict[str, Any]] = []
     edges: list[dict[str, Any]] = []
     ambiguous_edges = 0
-    truncated = False
-    recursive = False
+    truncated = recursive = False
     frontier = [target.key]
     for level in range(1, depth + 1):
         next_frontier: list[str] = []
-        for key in frontier:
-            found = _callers_of(graph, key)
-            for edge, caller, how in found:
-                if caller.key == target.key and key == target.key and not recursive:
-                    recursive = True  # it calls itself: say so, once, without walking the cycle
-                    nodes.append({**target.node(), "depth": level, "recursive": True})
-                if caller.key not in levels:
-                    if len(nodes) >= max_nodes:
-                        truncated = True
-                        continue
-                    levels[caller.key] = level
-                    graph.remember([caller])
-                    nodes.append({**caller.node(), "depth": level})
-                    if caller.id is not None:
-                        next_frontier.append(caller.key)
-                ambiguous_edges += how == "ambiguous"
-                edges.append(_edge_json(edge, caller.key, key, how))
+        for callee_key, edge, caller, how in _callers_level(graph, frontier):
+            if caller.key == target.key == callee_key and not recursive:
+                recursive = True  # it calls itself: say so, once, without walking the cycle
+                nodes.append({**target.node(), "depth": level, "recursive": True})
+            if caller.key not in levels:
+                if len(nodes) >= max_nodes:
+                    truncated = True
+                    continue
+                levels[caller.key] = level
+                graph.remember([caller])
+                nodes.append({**caller.node(), "depth": level})
+                if caller.id is not None:
+                    next_frontier.append(caller.key)
+            ambiguous_edges += how == "ambiguous"
+            edges.append(_edge_json(edge, caller.key, callee_key, how))
         frontier = next_frontier
-        if truncated:
+        if truncated or not frontier:
             break
-    depth_limited = not truncated and any(
-        _callers_of(graph, key, first_only=True, exclude=levels.keys()) for key in frontier
+    depth_limited = (
+        not truncated
+        and bool(frontier)
+        and any(c.key not in levels for _, _, c, _ in _callers_level(graph, frontier))
     )
 
     dynamic_sites = [_site_json(e, graph.caller_of(e)) for e in graph.dynamic_naming(target.name)]
-    base.update(callers=nodes, edges=edges, dynamic_sites=dynamic_sites[:MAX_LISTED_SITES], truncated=truncated)
+    base.update(
+        callers=nodes, edges=edges, dynamic_sites=dynamic_sites[:MAX_LISTED_SITES], truncated=truncated
+    )
     if nodes:
         base.update(status="ok", message=f"{len(nodes)} caller(s) of {target.key} within depth {depth}")
     elif dynamic_sites:
@@ -610,30 +1008,13 @@ def find_callers(
             if anonymous
             else ""
         )
-        base.update(status="no_callers", message=f"{target.key} is defined but no call to it is in the index{note}")
-    _traversal_warnings(warnings, truncated, depth_limited, ambiguous_edges, len(dynamic_sites), max_nodes, depth)
+        base.update(
+            status="no_callers", message=f"{target.key} is defined but no call to it is in the index{note}"
+        )
+    _traversal_warnings(
+        warnings, truncated, depth_limited, ambiguous_edges, len(dynamic_sites), max_nodes, depth
+    )
     return base, warnings
-
-
-def _callers_of(
-    graph: GraphReader, key: str, *, first_only: bool = False, exclude: Any = ()
-) -> list[tuple[CallEdge, Symbol, str]]:
-    """Call sites resolving to ``key``, with their callers (``first_only``: one caller not in ``exclude``)."""
-    rows = graph.rows_of(key)
-    if not rows:
-        return []
-    ids = {r.id for r in rows}
-    out = []
-    for edge in graph.edges_calling(rows[0].name):
-        resolution = graph.resolve(edge)
-        if any(t.id in ids for t in resolution.targets):
-            caller = graph.caller_of(edge)
-            if first_only and caller.key in exclude:
-                continue
-            out.append((edge, caller, resolution.how))
-            if first_only:
-                break
-    return out
 
 
 def find_callees(
@@ -645,7 +1026,14 @@ def find_callees(
     max_nodes = _check_cap(max_nodes, "max_nodes")
     graph = GraphReader(conn)
     warnings: list[dict[str, str]] = []
-    base: dict[str, Any] = {"query": spec, "depth": depth, "callees": [], "edges": [], "external": [], "dynamic_sites": []}
+    base: dict[str, Any] = {
+        "query": spec,
+        "depth": depth,
+        "callees": [],
+        "edges": [],
+        "external": [],
+        "dynamic_sites": [],
+    }
     lookup = graph.lookup(spec)
     if lookup.status != "ok":
         return _not_resolved_answer(lookup, spec, base, warnings)
@@ -659,47 +1047,48 @@ def find_callees(
     external: list[dict[str, Any]] = []
     dynamic_sites: list[dict[str, Any]] = []
     ambiguous_edges = 0
-    truncated = False
-    recursive = False
-    any_call = False
+    truncated = recursive = any_call = False
     frontier = [source.key]
     for level in range(1, depth + 1):
         next_frontier: list[str] = []
-        for key in frontier:
-            for edge, resolution in _callees_of(graph, key):
-                any_call = True
-                caller = graph.caller_of(edge)
-                if edge.dynamic:
-                    dynamic_sites.append(_site_json(edge, caller) | {"named": None if edge.callee_name == DYNAMIC else edge.callee_name})
-                    continue
-                if not resolution.targets:
-                    external.append(
-                        {"caller": caller.key, "name": edge.callee_name, "callee_text": edge.callee_text,
-                         "file_path": edge.file_path, "line": edge.line}
-                    )
-                    continue
-                ambiguous_edges += resolution.how == "ambiguous"
-                for callee in resolution.targets:
-                    if callee.key == source.key and key == source.key and not recursive:
-                        recursive = True
-                        nodes.append({**source.node(), "depth": level, "recursive": True})
-                    if callee.key not in levels:
-                        if len(nodes) >= max_nodes:
-                            truncated = True
-                            continue
-                        levels[callee.key] = level
-                        graph.remember([callee])
-                        nodes.append({**callee.node(), "depth": level})
-                        next_frontier.append(callee.key)
-                    edges.append(_edge_json(edge, key, callee.key, resolution.how))
+        for caller_key, edge, resolution in _callees_level(graph, frontier):
+            any_call = True
+            if edge.dynamic:
+                named = None if edge.callee_name == DYNAMIC else edge.callee_name
+                dynamic_sites.append(_site_json(edge, graph.caller_of(edge)) | {"named": named})
+                continue
+            if not resolution.targets:
+                external.append(
+                    {
+                        "caller": caller_key,
+                        "name": edge.callee_name,
+                        "callee_text": edge.callee_text,
+                        "file_path": edge.file_path,
+                        "line": edge.line,
+                    }
+                )
+                continue
+            ambiguous_edges += resolution.how == "ambiguous"
+            for callee in resolution.targets:
+                if callee.key == source.key == caller_key and not recursive:
+                    recursive = True
+                    nodes.append({**source.node(), "depth": level, "recursive": True})
+                if callee.key not in levels:
+                    if len(nodes) >= max_nodes:
+                        truncated = True
+                        continue
+                    levels[callee.key] = level
+                    graph.remember([callee])
+                    nodes.append({**callee.node(), "depth": level})
+                    next_frontier.append(callee.key)
+                edges.append(_edge_json(edge, caller_key, callee.key, resolution.how))
         frontier = next_frontier
-        if truncated:
+        if truncated or not frontier:
             break
-    depth_limited = not truncated and any(
-        target.key not in levels
-        for key in frontier
-        for _edge, resolution in _callees_of(graph, key)
-        for target in resolution.targets
+    depth_limited = (
+        not truncated
+        and bool(frontier)
+        and any(t.key not in levels for _, _, r in _callees_level(graph, frontier) for t in r.targets)
     )
     base.update(
         callees=nodes,
@@ -709,7 +1098,9 @@ def find_callees(
         truncated=truncated,
     )
     if nodes:
-        base.update(status="ok", message=f"{source.key} reaches {len(nodes)} definition(s) within depth {depth}")
+        base.update(
+            status="ok", message=f"{source.key} reaches {len(nodes)} definition(s) within depth {depth}"
+        )
     elif dynamic_sites:
         base.update(
             status="unresolved_dynamic",
@@ -722,16 +1113,10 @@ def find_callees(
         )
     else:
         base.update(status="no_callees", message=f"{source.key} makes no calls that the index recorded")
-    _traversal_warnings(warnings, truncated, depth_limited, ambiguous_edges, len(dynamic_sites), max_nodes, depth)
+    _traversal_warnings(
+        warnings, truncated, depth_limited, ambiguous_edges, len(dynamic_sites), max_nodes, depth
+    )
     return base, warnings
-
-
-def _callees_of(graph: GraphReader, key: str) -> list[tuple[CallEdge, Resolution]]:
-    out = []
-    for row in graph.rows_of(key):
-        for edge in graph.edges_from(row):
-            out.append((edge, Resolution((), "dynamic") if edge.dynamic else graph.resolve(edge)))
-    return out
 
 
 def _traversal_warnings(
@@ -744,7 +1129,9 @@ def _traversal_warnings(
     depth: int,
 ) -> None:
     if truncated:
-        warnings.append(warning(W_FANOUT, f"stopped at {max_nodes} nodes: the graph fans out further than listed"))
+        warnings.append(
+            warning(W_FANOUT, f"stopped at {max_nodes} nodes: the graph fans out further than listed")
+        )
     if depth_limited:
         hint = f"; raise depth (max {MAX_DEPTH})" if depth < MAX_DEPTH else ""
         warnings.append(warning(W_DEPTH, f"more definitions lie beyond depth {depth}{hint}"))
@@ -757,7 +1144,13 @@ def _traversal_warnings(
             )
         )
     if dynamic_sites:
-        warnings.append(warning(W_DYNAMIC, f"{dynamic_sites} dynamic call site(s) could not be resolved statically"))
+        warnings.append(
+            warning(W_DYNAMIC, f"{dynamic_sites} dynamic call site(s) could not be resolved statically")
+        )
+
+
+#: parent link of a traced definition: (neighbour key, call site, resolution)
+_Link = tuple[str, CallEdge, str]
 
 
 def trace_path(
@@ -772,7 +1165,13 @@ def trace_path(
     max_depth = _check_depth(max_depth, "max_depth", TRACE_MAX_DEPTH)
     graph = GraphReader(conn)
     warnings: list[dict[str, str]] = []
-    base: dict[str, Any] = {"source_query": source_spec, "target_query": target_spec, "max_depth": max_depth, "path": [], "hops": []}
+    base: dict[str, Any] = {
+        "source_query": source_spec,
+        "target_query": target_spec,
+        "max_depth": max_depth,
+        "path": [],
+        "hops": [],
+    }
     ends: dict[str, Symbol] = {}
     for side, spec in (("source", source_spec), ("target", target_spec)):
         lookup = graph.lookup(spec)
@@ -786,61 +1185,68 @@ def trace_path(
     source, target = ends["source"], ends["target"]
     base.update(source=source.node(), target=target.node())
     if source.key == target.key:
-        base.update(status="ok", path=[source.node()], hops=[], length=0, message="source and target are the same definition")
+        base.update(
+            status="ok",
+            path=[source.node()],
+            hops=[],
+            length=0,
+            message="source and target are the same definition",
+        )
         return base, warnings
 
-    # parent links: key -> (neighbour key, edge, how)
-    forward: dict[str, tuple[str, CallEdge, str] | None] = {source.key: None}
-    backward: dict[str, tuple[str, CallEdge, str] | None] = {target.key: None}
-    forward_depth: dict[str, int] = {source.key: 0}
-    backward_depth: dict[str, int] = {target.key: 0}
+    # Search from both ends, always widening the smaller frontier: far fewer definitions are
+    # touched than by a one-sided search when the graph fans out.
+    forward: dict[str, _Link | None] = {source.key: None}
+    backward: dict[str, _Link | None] = {target.key: None}
+    depth_of = {("f", source.key): 0, ("b", target.key): 0}
     forward_frontier, backward_frontier = [source.key], [target.key]
-    depth_used = 0
-    visits = 0
+    hops_searched = visits = 0
     truncated = False
     meeting: str | None = None
-    while forward_frontier and backward_frontier and depth_used < max_depth and meeting is None:
-        expand_forward = len(forward_frontier) <= len(backward_frontier)
+    while forward_frontier and backward_frontier and hops_searched < max_depth:
+        go_forward = len(forward_frontier) <= len(backward_frontier)
+        frontier = forward_frontier if go_forward else backward_frontier
+        if visits + len(frontier) > TRACE_MAX_VISITS:
+            truncated = True
+            break
+        visits += len(frontier)
         next_frontier: list[str] = []
         meets: list[str] = []
-        for key in forward_frontier if expand_forward else backward_frontier:
-            visits += 1
-            if visits > TRACE_MAX_VISITS:
-                truncated = True
-                break
-            if expand_forward:
-                neighbours = [
-                    (callee.key, edge, r.how, callee)
-                    for edge, r in _callees_of(graph, key)
-                    if not edge.dynamic
-                    for callee in r.targets
-                ]
-                seen, seen_depth, other = forward, forward_depth, backward
-            else:
-                neighbours = [(caller.key, edge, how, caller) for edge, caller, how in _callers_of(graph, key)]
-                seen, seen_depth, other = backward, backward_depth, forward
-            for neighbour, edge, how, symbol in neighbours:
-                if neighbour in seen:
-                    continue
-                graph.remember([symbol])
-                seen[neighbour] = (key, edge, how)
-                seen_depth[neighbour] = seen_depth[key] + 1
-                next_frontier.append(neighbour)
-                if neighbour in other:
-                    meets.append(neighbour)
-        if expand_forward:
+        if go_forward:
+            links = [
+                (callee, (caller_key, edge, r.how))
+                for caller_key, edge, r in _callees_level(graph, frontier)
+                if not edge.dynamic
+                for callee in r.targets
+            ]
+            seen, other, tag = forward, backward, "f"
+        else:
+            links = [
+                (caller, (callee_key, edge, how))
+                for callee_key, edge, caller, how in _callers_level(graph, frontier)
+            ]
+            seen, other, tag = backward, forward, "b"
+        for symbol, link in links:
+            if symbol.key in seen:
+                continue
+            graph.remember([symbol])
+            seen[symbol.key] = link
+            depth_of[(tag, symbol.key)] = depth_of[(tag, link[0])] + 1
+            next_frontier.append(symbol.key)
+            if symbol.key in other:
+                meets.append(symbol.key)
+        if go_forward:
             forward_frontier = next_frontier
         else:
             backward_frontier = next_frontier
-        depth_used += 1
+        hops_searched += 1
         if meets:
-            meeting = min(meets, key=lambda k: forward_depth[k] + backward_depth[k])
-        if truncated:
+            meeting = min(meets, key=lambda k: depth_of[("f", k)] + depth_of[("b", k)])
             break
 
     if meeting is None:
         reason = (
-            f"gave up after {TRACE_MAX_VISITS} definitions (the graph fans out too far to be sure)"
+            f"gave up after {visits} definitions (the graph fans out too far to be sure)"
             if truncated
             else f"searched every call chain up to {max_depth} hop(s)"
         )
@@ -850,32 +1256,35 @@ def trace_path(
             message=f"no call path from {source.key} to {target.key}: {reason}",
         )
         if truncated:
-            warnings.append(warning(W_TRUNCATED, f"trace stopped after {TRACE_MAX_VISITS} definitions"))
+            warnings.append(warning(W_TRUNCATED, f"trace stopped after {visits} definitions"))
         return base, warnings
 
-    chain: list[str] = []
+    chain: list[str] = [meeting]
     hops: list[dict[str, Any]] = []
-    key: str | None = meeting
-    while key is not None:
+    key = meeting
+    while (parent := forward[key]) is not None:
+        hops.append(_edge_json(parent[1], parent[0], key, parent[2]))
+        key = parent[0]
         chain.append(key)
-        link = forward[key]
-        if link is not None:
-            hops.append(_edge_json(link[1], link[0], key, link[2]))
-        key = link[0] if link else None
     chain.reverse()
     hops.reverse()
     key = meeting
-    while (link := backward[key]) is not None:
-        hops.append(_edge_json(link[1], key, link[0], link[2]))
-        key = link[0]
+    while (parent := backward[key]) is not None:
+        hops.append(_edge_json(parent[1], key, parent[0], parent[2]))
+        key = parent[0]
         chain.append(key)
     path = [graph.rows_of(k)[0].node() for k in chain]
     ambiguous = sum(h["resolution"] == "ambiguous" for h in hops)
     if ambiguous:
         warnings.append(
-            warning(W_AMBIGUOUS_EDGES, f"{ambiguous} hop(s) of this path go through a call that matches several definitions")
+            warning(
+                W_AMBIGUOUS_EDGES,
+                f"{ambiguous} hop(s) of this path go through a call that matches several definitions",
+            )
         )
-    base.update(status="ok", path=path, hops=hops, length=len(hops), message=f"{len(hops)}-hop call path found")
+    base.update(
+        status="ok", path=path, hops=hops, length=len(hops), message=f"{len(hops)}-hop call path found"
+    )
     return base, warnings
 
 
@@ -974,7 +1383,9 @@ def _project_imports(
     files = graph.query("SELECT count(DISTINCT file_path) FROM import_edges")[0][0]
     truncated = len(rows) > limit
     if truncated:
-        warnings.append(warning(W_TRUNCATED, f"listed the first {limit} of {len(rows)} internal import edges"))
+        warnings.append(
+            warning(W_TRUNCATED, f"listed the first {limit} of {len(rows)} internal import edges")
+        )
     data = {
         "status": "ok",
         "edges": edges,

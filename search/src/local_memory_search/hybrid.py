@@ -90,10 +90,32 @@ def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(w for w in words if w))
 
 
+#: Queries of at most this many words are taken as names even when a word looks like prose.
+SHORT_QUERY_WORDS = 2
+
+
+def _looks_like_identifier(token: str) -> bool:
+    return (
+        "_" in token
+        or any(c.isdigit() for c in token)
+        or any(c.isupper() for c in token[1:])
+        or any(sep in token for sep in (".", "::", "#"))
+    )
+
+
 def query_identifiers(query: str) -> set[str]:
-    """Tokens of ``query`` that could name a symbol (``parseConfig``, ``Client.send``, ``os::path``)."""
+    """Tokens of ``query`` that name a symbol (``parseConfig``, ``Client.send``, ``os::path``).
+
+    In a prose question ("check file is readonly") plain words are words, not names: boosting a
+    function called ``check`` there would bury the answer. They count as names only in short
+    queries ("connect", "LruCache get").
+    """
+    tokens = _IDENT.findall(query)
+    short = len(_WORD.findall(query)) <= SHORT_QUERY_WORDS
     out: set[str] = set()
-    for token in _IDENT.findall(query):
+    for token in tokens:
+        if not (short or _looks_like_identifier(token)):
+            continue
         out.add(token)
         for sep in ("::", "#"):
             token = token.replace(sep, ".")
@@ -191,9 +213,15 @@ class LegFailed(Exception):
 # -- legs ----------------------------------------------------------------------------------
 
 
-def _rows_to_leg(name: str, source: str, rows: list[dict[str, Any]], score_of: Callable[[dict[str, Any]], float],
-                 started: float, encode_seconds: float = 0.0) -> LegResult:
-    hits = []
+def _rows_to_leg(
+    name: str,
+    source: str,
+    rows: list[dict[str, Any]],
+    score_of: Callable[[dict[str, Any]], float],
+    started: float,
+    encode_seconds: float = 0.0,
+) -> LegResult:
+    hits: list[LegHit] = []
     meta: dict[str, dict[str, Any]] = {}
     for row in rows:
         cid = row["chunk_id"]
@@ -204,15 +232,17 @@ def _rows_to_leg(name: str, source: str, rows: list[dict[str, Any]], score_of: C
     return LegResult(name, source, tuple(hits), time.perf_counter() - started, meta, encode_seconds)
 
 
-def vector_search(reader: IndexReader, vector: np.ndarray, where: str, depth: int,
-                  warnings: list[dict[str, str]]) -> tuple[list[dict[str, Any]], str]:
+def vector_search(
+    reader: IndexReader, vector: np.ndarray, where: str, depth: int, warnings: list[dict[str, str]]
+) -> tuple[list[dict[str, Any]], str]:
     """Nearest chunks to ``vector`` (cosine); falls back to an exact scan when the ANN index fails."""
-    assert reader.table is not None
+    table = reader.table
+    assert table is not None
     columns = [*LEG_COLUMNS, "_distance"]
 
     def build() -> Any:
         return (
-            reader.table.search(vector, vector_column_name=VECTOR_COLUMN, query_type="vector")
+            table.search(vector, vector_column_name=VECTOR_COLUMN, query_type="vector")
             .distance_type("cosine")
             .where(where, prefilter=True)
             .limit(depth)
@@ -221,14 +251,18 @@ def vector_search(reader: IndexReader, vector: np.ndarray, where: str, depth: in
 
     if reader.has_vector_index:
         try:
-            return build().nprobes(ANN_NPROBES).refine_factor(ANN_REFINE_FACTOR).to_arrow().to_pylist(), "lance_ann"
+            return build().nprobes(ANN_NPROBES).refine_factor(
+                ANN_REFINE_FACTOR
+            ).to_arrow().to_pylist(), "lance_ann"
         except Exception as exc:  # a corrupt or unreadable index must only cost speed
             log.warning("ANN search failed, falling back to a flat scan: %s", exc)
             warnings.append(W.warn(W.ANN_INDEX_UNUSABLE, f"({type(exc).__name__}: {str(exc)[:200]})"))
     try:
         return build().bypass_vector_index().to_arrow().to_pylist(), "lance_flat"
     except Exception as exc:
-        raise LegFailed(W.warn(W.VECTOR_LEG_UNAVAILABLE, f"({type(exc).__name__}: {str(exc)[:200]})")) from exc
+        raise LegFailed(
+            W.warn(W.VECTOR_LEG_UNAVAILABLE, f"({type(exc).__name__}: {str(exc)[:200]})")
+        ) from exc
 
 
 def _semantic_leg(reader: IndexReader, req: RankRequest, warnings: list[dict[str, str]]) -> LegResult:
@@ -247,8 +281,12 @@ def _semantic_leg(reader: IndexReader, req: RankRequest, warnings: list[dict[str
     except EmbeddingError as exc:
         raise LegFailed(W.warn(W.EMBEDDING_UNAVAILABLE, exc.message)) from exc
     encode_seconds = time.perf_counter() - enc_start
-    rows, source = vector_search(reader, vector, lance_where(reader.project, req.filters), req.depth, warnings)
-    return _rows_to_leg("semantic", source, rows, lambda r: 1.0 - float(r["_distance"]), started, encode_seconds)
+    rows, source = vector_search(
+        reader, vector, lance_where(reader.project, req.filters), req.depth, warnings
+    )
+    return _rows_to_leg(
+        "semantic", source, rows, lambda r: 1.0 - float(r["_distance"]), started, encode_seconds
+    )
 
 
 #: Function words dropped from natural-language keyword queries: BM25 gives them weight in code
@@ -311,7 +349,9 @@ LIKE_WEIGHTS = (("symbol_name", 3), ("summary", 2), ("file_path", 1), ("text", 1
 _MAX_LIKE_WORDS = 16
 
 
-def like_search(reader: IndexReader, words: list[str], filters: Filters | None, depth: int) -> list[dict[str, Any]]:
+def like_search(
+    reader: IndexReader, words: list[str], filters: Filters | None, depth: int
+) -> list[dict[str, Any]]:
     """Keyword fallback over the SQLite mirror: weighted count of words found per column."""
     words = [w for w in words if len(w) > 1][:_MAX_LIKE_WORDS]
     if not words:
@@ -391,8 +431,13 @@ def confidence(score: float, best: float) -> float:
     return min(1.0, max(0.0, score) / best) ** RRF_SCORE_EXPONENT
 
 
-def fuse(req: RankRequest, alpha_effective: float, semantic: LegResult | None, keyword: LegResult | None,
-         newest: str | None) -> tuple[tuple[Scored, ...], int]:
+def fuse(
+    req: RankRequest,
+    alpha_effective: float,
+    semantic: LegResult | None,
+    keyword: LegResult | None,
+    newest: str | None,
+) -> tuple[tuple[Scored, ...], int]:
     """Score every candidate of both legs and apply the gap filter; returns (ranked, kept)."""
     sem = {h.chunk_id: h for h in semantic.hits} if semantic else {}
     kw = {h.chunk_id: h for h in keyword.hits} if keyword else {}
@@ -429,8 +474,25 @@ def fuse(req: RankRequest, alpha_effective: float, semantic: LegResult | None, k
             age = max(0.0, (newest_ts - ts).total_seconds() / 86400.0)
             recency = 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
         rec_mult = 1.0 + req.recency_weight * recency
-        out.append(Scored(cid, s, k, s_conf, k_conf, s_rrf, k_rrf, base, match, ident_mult, updated, age, recency, rec_mult,
-                          base * ident_mult * rec_mult))
+        out.append(
+            Scored(
+                cid,
+                s,
+                k,
+                s_conf,
+                k_conf,
+                s_rrf,
+                k_rrf,
+                base,
+                match,
+                ident_mult,
+                updated,
+                age,
+                recency,
+                rec_mult,
+                base * ident_mult * rec_mult,
+            )
+        )
     out.sort(key=lambda x: (-x.score, -x.base, _best_rank(x), x.chunk_id))
     kept = len(out)
     if out and req.gap_threshold > 0:
@@ -447,7 +509,12 @@ def _identifier_match(idents: set[str], row: dict[str, Any]) -> str | None:
     if not idents:
         return None
     symbol = row.get("symbol_name") or ""
-    names = {symbol, symbol.rsplit(".", 1)[-1], row.get("function_name") or "", row.get("class_name") or ""}
+    function = row.get("function_name") or ""
+    names = {symbol, symbol.rsplit(".", 1)[-1], function}
+    if not function:
+        # A class's own chunk; its methods carry class_name too, but naming a class should lift
+        # the class, not every method in it.
+        names.add(row.get("class_name") or "")
     names.discard("")
     for token in sorted(idents, key=lambda t: (-len(t), t)):
         if token in names:

@@ -45,7 +45,9 @@ class Filters(BaseModel):
     file_extensions: list[str] | None = Field(
         None, min_length=1, description='Extensions without the dot, e.g. ["ts", "py"].'
     )
-    path_prefix: str | None = Field(None, min_length=1, description="Repo-relative path prefix, e.g. src/api/.")
+    path_prefix: str | None = Field(
+        None, min_length=1, description="Repo-relative path prefix, e.g. src/api/."
+    )
     updated_after: str | None = Field(None, description="ISO 8601 datetime; keep chunks updated after it.")
     tags: list[str] | None = Field(None, min_length=1, description="Keep chunks carrying any of these tags.")
     class_name: str | None = Field(None, min_length=1, description="Exact class name.")
@@ -97,26 +99,42 @@ class _Base(BaseModel):
     model_config = _STRICT
 
     project_path: str | None = Field(
-        None, description="Absolute path of the indexed project root (default: LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT, then cwd)."
+        None,
+        description="Absolute path of the indexed project root (default: LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT, then cwd).",
     )
 
 
 class _Shaping(_Base):
-    fields: list[FieldName] | None = Field(None, description="Include only these chunk fields (chunk_id and score always).")
-    exclude_fields: list[FieldName] | None = Field(None, description="Omit these fields from the default set.")
+    fields: list[FieldName] | None = Field(
+        None, description="Include only these chunk fields (chunk_id and score always)."
+    )
+    exclude_fields: list[FieldName] | None = Field(
+        None, description="Omit these fields from the default set."
+    )
     summary_only: bool = Field(False, description="Return summaries only; omit chunk text.")
 
 
 class SearchParams(_Shaping):
     """Arguments shared by search_hybrid, search_semantic and search_keyword."""
 
-    query: str = Field(..., min_length=1, max_length=MAX_QUERY_CHARS, description="Identifiers, keywords or natural language.")
+    query: str = Field(
+        ...,
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description="Identifiers, keywords or natural language.",
+    )
     limit: int = Field(10, ge=1, le=50, description="Max results (1-50).")
     offset: int = Field(0, ge=0, le=MAX_OFFSET, description="Skip N results (pagination).")
-    max_chars: int = Field(800, ge=0, le=MAX_MAX_CHARS, description="Truncate each chunk text (0 = no truncation).")
-    filters: Filters | None = Field(None, description="Pre-filter hits before ranking (exactly the 8 keys of seed 003).")
+    max_chars: int = Field(
+        800, ge=0, le=MAX_MAX_CHARS, description="Truncate each chunk text (0 = no truncation)."
+    )
+    filters: Filters | None = Field(
+        None, description="Pre-filter hits before ranking (exactly the 8 keys of seed 003)."
+    )
     recency_weight: float = Field(0.1, ge=0.0, le=1.0, description="Recency boost weight; 0 disables.")
-    gap_threshold: float = Field(0.25, ge=0.0, le=1.0, description="Drop hits scoring below this fraction of the top hit.")
+    gap_threshold: float = Field(
+        0.25, ge=0.0, le=1.0, description="Drop hits scoring below this fraction of the top hit."
+    )
     cache_bust: bool = Field(False, description="Bypass the result cache.")
 
     @field_validator("query")
@@ -130,7 +148,9 @@ class SearchParams(_Shaping):
 class SearchHybridParams(SearchParams):
     """search_hybrid: SearchParams plus the fusion knobs."""
 
-    alpha: float = Field(0.65, ge=0.0, le=1.0, description="RRF semantic weight (0 = keyword-only, 1 = semantic-only).")
+    alpha: float = Field(
+        0.65, ge=0.0, le=1.0, description="RRF semantic weight (0 = keyword-only, 1 = semantic-only)."
+    )
     rrf_k: int = Field(60, ge=1, le=1000, description="RRF k constant.")
 
 
@@ -163,18 +183,24 @@ class SearchSimilarParams(_Shaping):
     """search_similar: chunks near a file's (or one function's) stored vector."""
 
     file_path: str = Field(..., min_length=1, description="Repo-relative path of the seed file.")
-    function_name: str | None = Field(None, min_length=1, description="Restrict the seed to this function/method.")
+    function_name: str | None = Field(
+        None, min_length=1, description="Restrict the seed to this function/method."
+    )
     limit: int = Field(10, ge=1, le=50, description="Max results (1-50).")
     offset: int = Field(0, ge=0, le=MAX_OFFSET, description="Skip N results (pagination).")
     filters: Filters | None = Field(None, description="Pre-filter hits (the 8 keys of seed 003).")
-    max_chars: int = Field(800, ge=0, le=MAX_MAX_CHARS, description="Truncate each chunk text (0 = no truncation).")
+    max_chars: int = Field(
+        800, ge=0, le=MAX_MAX_CHARS, description="Truncate each chunk text (0 = no truncation)."
+    )
     cache_bust: bool = Field(False, description="Bypass the result cache.")
 
 
 class ExplainMatchParams(_Base):
     """explain_match: the score breakdown search_hybrid computed for one result."""
 
-    query: str = Field(..., min_length=1, max_length=MAX_QUERY_CHARS, description="The query that returned the result.")
+    query: str = Field(
+        ..., min_length=1, max_length=MAX_QUERY_CHARS, description="The query that returned the result."
+    )
     result_id: str = Field(..., min_length=1, description="chunk_id to explain.")
     alpha: float = Field(0.65, ge=0.0, le=1.0, description="RRF semantic weight used by the search.")
     verbosity: Literal["compact", "full"] = Field("compact", description="compact | full.")
@@ -202,7 +228,9 @@ def validate(model: type[M], args: Any) -> M:
     if args is None:
         args = {}
     if not isinstance(args, dict):
-        raise InvalidArgument(f"arguments must be a JSON object, got {type(args).__name__}", field="arguments")
+        raise InvalidArgument(
+            f"arguments must be a JSON object, got {type(args).__name__}", field="arguments"
+        )
     try:
         return model.model_validate(args)
     except ValidationError as exc:

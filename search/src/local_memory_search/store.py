@@ -41,7 +41,8 @@ _TABLE_CACHE_SIZE = 8
 
 def resolve_project(project_path: str | os.PathLike[str] | None, settings: Settings) -> ProjectPaths:
     """The index paths of ``project_path``, defaulting to LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT, then cwd."""
-    return project_paths(settings.data_root, project_path if project_path not in (None, "") else settings.default_project)
+    chosen = settings.default_project if project_path is None or project_path == "" else project_path
+    return project_paths(settings.data_root, Path(os.fspath(chosen)))
 
 
 def connect_state_ro(path: Path) -> sqlite3.Connection:
@@ -174,7 +175,9 @@ class IndexReader:
     def mirror_count(self) -> int:
         """Chunks of the current schema version in the mirror."""
         return int(
-            self.conn.execute("SELECT COUNT(*) FROM chunks WHERE schema_version = ?", (SCHEMA_VERSION,)).fetchone()[0]
+            self.conn.execute(
+                "SELECT COUNT(*) FROM chunks WHERE schema_version = ?", (SCHEMA_VERSION,)
+            ).fetchone()[0]
         )
 
     def fetch_chunks(self, chunk_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -185,7 +188,8 @@ class IndexReader:
             part = ids[i : i + 500]
             marks = ",".join("?" * len(part))
             for row in self.conn.execute(
-                f"SELECT {MIRROR_COLUMNS} FROM chunks WHERE chunk_id IN ({marks})", part  # noqa: S608 - fixed columns
+                f"SELECT {MIRROR_COLUMNS} FROM chunks WHERE chunk_id IN ({marks})",
+                part,  # noqa: S608 - fixed columns
             ):
                 out[row["chunk_id"]] = mirror_row(row)
         missing = [i for i in ids if i not in out]
@@ -197,7 +201,9 @@ class IndexReader:
         assert self.table is not None
         where = f"chunk_id IN ({', '.join(sql_str(c) for c in chunk_ids)})"
         try:
-            rows = self.table.search().where(where).select(list(CHUNK_FIELDS)).limit(len(chunk_ids)).to_arrow()
+            rows = (
+                self.table.search().where(where).select(list(CHUNK_FIELDS)).limit(len(chunk_ids)).to_arrow()
+            )
         except Exception as exc:
             log.warning("LanceDB row fetch failed: %s", exc)
             return {}
@@ -296,12 +302,17 @@ def open_index(
                 f"{project} has no index record; index it with: local-memory-indexer index {project}",
                 details={"project_path": project},
             )
-        reader = IndexReader(settings=settings, paths=paths, project=project, conn=conn, project_row=row, meta=meta)
+        reader = IndexReader(
+            settings=settings, paths=paths, project=project, conn=conn, project_row=row, meta=meta
+        )
         _check_status(reader)
         _open_lance(reader)
         if meta is not None and meta.schema_version != SCHEMA_VERSION:
             reader.warnings.append(
-                W.warn(W.SCHEMA_VERSION_MISMATCH, f"index has {meta.schema_version}, searcher reads {SCHEMA_VERSION}.")
+                W.warn(
+                    W.SCHEMA_VERSION_MISMATCH,
+                    f"index has {meta.schema_version}, searcher reads {SCHEMA_VERSION}.",
+                )
             )
         yield reader
     finally:
@@ -318,7 +329,9 @@ def _check_status(reader: IndexReader) -> None:
     if row.published_version is None:
         if running:
             reader.warnings.append(
-                W.warn(W.INDEX_BUILDING, f"Nothing is published yet, so nothing can match. {progress}".strip())
+                W.warn(
+                    W.INDEX_BUILDING, f"Nothing is published yet, so nothing can match. {progress}".strip()
+                )
             )
             return
         detail = "its first index failed" if row.status == "failed" else "no index run has finished"

@@ -60,7 +60,9 @@ def register(spec: ToolSpec) -> ToolSpec:
     return spec
 
 
-def call_tool(name: str, args: dict[str, Any] | None = None, *, settings: Settings | None = None) -> dict[str, Any]:
+def call_tool(
+    name: str, args: dict[str, Any] | None = None, *, settings: Settings | None = None
+) -> dict[str, Any]:
     """Validate ``args``, run tool ``name`` and answer its envelope; never raises for bad input."""
     spec = TOOLS.get(name)
     if spec is None:
@@ -75,57 +77,101 @@ def call_tool(name: str, args: dict[str, Any] | None = None, *, settings: Settin
         return error(LocalMemoryError(f"{name} failed: {type(exc).__name__}: {exc}"))
 
 
-register(ToolSpec(
-    "search_hybrid", api.search_hybrid, SearchHybridParams,
-    "Primary hybrid search: vector ANN + BM25 fused with weighted Reciprocal Rank Fusion, exact-identifier "
-    "and recency boosts, relevance-gap filtering. Use for most questions about the code.",
-))
-register(ToolSpec(
-    "search_semantic", api.search_semantic, SearchSemanticParams,
-    "Pure vector (semantic) search with the index's own embedding model: finds code by meaning.",
-))
-register(ToolSpec(
-    "search_keyword", api.search_keyword, SearchKeywordParams,
-    "Pure BM25 full-text search: best for exact identifiers, error strings and rare words.",
-))
-register(ToolSpec(
-    "get_chunk", api.get_chunk, GetChunkParams,
-    "Fetch one chunk by its stable chunk_id, whole text unless max_chars is set.",
-))
-register(ToolSpec(
-    "read_chunk_neighbors", api.read_chunk_neighbors, ReadChunkNeighborsParams,
-    "Load the chunks just before and after a chunk in the same file (before/after up to 5).",
-))
-register(ToolSpec(
-    "search_similar", api.search_similar, SearchSimilarParams,
-    "Find chunks similar to a file, or to one function in it, using their stored vectors.",
-))
-register(ToolSpec(
-    "explain_match", api.explain_match, ExplainMatchParams,
-    "Score breakdown of one search_hybrid result: each leg's rank and raw score, RRF contributions, "
-    "identifier and recency boosts, final score.",
-))
+register(
+    ToolSpec(
+        "search_hybrid",
+        api.search_hybrid,
+        SearchHybridParams,
+        "Primary hybrid search: vector ANN + BM25 fused with weighted Reciprocal Rank Fusion, exact-identifier "
+        "and recency boosts, relevance-gap filtering. Use for most questions about the code.",
+    )
+)
+register(
+    ToolSpec(
+        "search_semantic",
+        api.search_semantic,
+        SearchSemanticParams,
+        "Pure vector (semantic) search with the index's own embedding model: finds code by meaning.",
+    )
+)
+register(
+    ToolSpec(
+        "search_keyword",
+        api.search_keyword,
+        SearchKeywordParams,
+        "Pure BM25 full-text search: best for exact identifiers, error strings and rare words.",
+    )
+)
+register(
+    ToolSpec(
+        "get_chunk",
+        api.get_chunk,
+        GetChunkParams,
+        "Fetch one chunk by its stable chunk_id, whole text unless max_chars is set.",
+    )
+)
+register(
+    ToolSpec(
+        "read_chunk_neighbors",
+        api.read_chunk_neighbors,
+        ReadChunkNeighborsParams,
+        "Load the chunks just before and after a chunk in the same file (before/after up to 5).",
+    )
+)
+register(
+    ToolSpec(
+        "search_similar",
+        api.search_similar,
+        SearchSimilarParams,
+        "Find chunks similar to a file, or to one function in it, using their stored vectors.",
+    )
+)
+register(
+    ToolSpec(
+        "explain_match",
+        api.explain_match,
+        ExplainMatchParams,
+        "Score breakdown of one search_hybrid result: each leg's rank and raw score, RRF contributions, "
+        "identifier and recency boosts, final score.",
+    )
+)
 # Context packs and diagnostics (context.py, diagnostics.py).
-register(ToolSpec(
-    "retrieve_context_pack", context.retrieve_context_pack, context.ContextPackParams,
-    "Token-budgeted context pack for an LLM prompt: hybrid hits grouped by file in rank order, neighbour "
-    "chunks added, overlapping ranges merged, never longer than max_chars; returns the structured excerpts "
-    "and one ready-to-paste text block. rerank=true asks the Ollama re-ranker (RERANK_MODEL) first.",
-))
-register(ToolSpec(
-    "health_check", diagnostics.health_check_tool, diagnostics.HealthCheckParams,
-    "Readiness of a project's index: LanceDB, table schema_version, FTS index, provenance, embedding backend "
-    "(one real encode), SQLite state. Answers ready / degraded / not_ready with reasons; verbose adds which "
-    "tools work now and diagnostics (versions, paths, CPU features).",
-))
-register(ToolSpec(
-    "index_status", diagnostics.index_status_tool, diagnostics.IndexStatusParams,
-    "What is indexed (files, chunks per language, model and dimension, last index time) and how fresh it is: "
-    "files changed, new and deleted since the last index, and the stale ratio.",
-))
-register(ToolSpec(
-    "doctor_index", diagnostics.doctor_index_tool, diagnostics.DoctorIndexParams,
-    "Read-only consistency checks between SQLite and LanceDB (row counts per file, orphans), FTS coverage, "
-    "vector dimension vs provenance, schema_version, graph edges; each finding has a severity and the exact "
-    "local-memory-indexer command that fixes it. auto_fix is accepted and does nothing.",
-))
+register(
+    ToolSpec(
+        "retrieve_context_pack",
+        context.retrieve_context_pack,
+        context.ContextPackParams,
+        "Token-budgeted context pack for an LLM prompt: hybrid hits grouped by file in rank order, neighbour "
+        "chunks added, overlapping ranges merged, never longer than max_chars; returns the structured excerpts "
+        "and one ready-to-paste text block. rerank=true asks the Ollama re-ranker (RERANK_MODEL) first.",
+    )
+)
+register(
+    ToolSpec(
+        "health_check",
+        diagnostics.health_check_tool,
+        diagnostics.HealthCheckParams,
+        "Readiness of a project's index: LanceDB, table schema_version, FTS index, provenance, embedding backend "
+        "(one real encode), SQLite state. Answers ready / degraded / not_ready with reasons; verbose adds which "
+        "tools work now and diagnostics (versions, paths, CPU features).",
+    )
+)
+register(
+    ToolSpec(
+        "index_status",
+        diagnostics.index_status_tool,
+        diagnostics.IndexStatusParams,
+        "What is indexed (files, chunks per language, model and dimension, last index time) and how fresh it is: "
+        "files changed, new and deleted since the last index, and the stale ratio.",
+    )
+)
+register(
+    ToolSpec(
+        "doctor_index",
+        diagnostics.doctor_index_tool,
+        diagnostics.DoctorIndexParams,
+        "Read-only consistency checks between SQLite and LanceDB (row counts per file, orphans), FTS coverage, "
+        "vector dimension vs provenance, schema_version, graph edges; each finding has a severity and the exact "
+        "local-memory-indexer command that fixes it. auto_fix is accepted and does nothing.",
+    )
+)

@@ -168,6 +168,14 @@ CREATE TABLE IF NOT EXISTS import_edges (
 CREATE INDEX IF NOT EXISTS import_edges_by_file ON import_edges(file_path);
 CREATE INDEX IF NOT EXISTS import_edges_by_target ON import_edges(resolved_path);
 
+-- Bumped in the same transaction as every graph change: a reader's snapshot sees the version of
+-- the rows it reads, so the searcher can keep resolved call edges in memory between calls.
+CREATE TABLE IF NOT EXISTS graph_version (
+    id      INTEGER PRIMARY KEY CHECK (id = 1),
+    nonce   TEXT NOT NULL,              -- random per state DB: a recreated DB never reuses a version
+    version INTEGER NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS jobs (
     job_id          TEXT PRIMARY KEY,
     project_path    TEXT NOT NULL,

@@ -16,7 +16,7 @@ from .extract import (
     supported_languages,
 )
 from .resolve import ProjectFiles, Target, project_index, resolve_import
-from .store import chunk_for_span, delete_file_graph, reresolve_imports, write_file_graph
+from .store import bump_graph_version, chunk_for_span, delete_file_graph, reresolve_imports, write_file_graph
 
 __all__ = [
     "DYNAMIC_CALLEE",
@@ -26,6 +26,7 @@ __all__ = [
     "ImportRef",
     "ProjectFiles",
     "SymbolDef",
+    "bump_graph_version",
     "Target",
     "chunk_for_span",
     "delete_file_graph",

@@ -15,7 +15,10 @@ extended so calls can be attributed function to function):
   declared or constructed with; a later ``x.send()`` in the same definition (or ``self.x.send()``
   in the same class) records that type as the call's ``receiver_type``.
 - ``@reference.import`` on an import statement, ``@name.reference.import`` on the module as
-  written, ``@imported.reference.import`` on each imported name, ``@prefix.reference.import`` on
+  written, ``@imported.reference.import`` on each imported name (``@alias.reference.import`` on its
+  local alias: stored as ``"name as alias"``; an alias of the whole module is ``"* as alias"``,
+  a JS default import ``"default as name"`` via ``@default.reference.import``),
+  ``@prefix.reference.import`` on
   the namespace prefix of a grouped import (PHP ``use A\\{B, C}``).
 
 Captures starting with ``_`` only feed predicates. When several patterns capture the same
@@ -28,7 +31,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -117,7 +120,7 @@ def query_source(language: str) -> str:
     return "".join(query_source(parent) + "\n" for parent in parents) + text
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled_query(language: str) -> Any:
     return treesitter.query(language, query_source(language))
 
@@ -169,7 +172,11 @@ def extract_file_graph(file_path: str, source: bytes, language: str) -> FileGrap
         local_name, local_type = captures.get("name.local"), captures.get("type.local")
         if local_name is not None and local_type is not None:
             local_types.append(
-                (local_name, _clean(treesitter.node_text(local_name, source)), treesitter.node_text(local_type, source))
+                (
+                    local_name,
+                    _clean(treesitter.node_text(local_name, source)),
+                    treesitter.node_text(local_type, source),
+                )
             )
         for capture, node in captures.items():
             if capture.startswith("definition."):
@@ -212,13 +219,22 @@ def extract_file_graph(file_path: str, source: bytes, language: str) -> FileGrap
                 import_nodes.add(_key(node))
                 module_node = captures.get("name.reference.import")
                 imported = captures.get("imported.reference.import")
+                alias = captures.get("alias.reference.import")
                 prefix = captures.get("prefix.reference.import")
                 module = treesitter.node_text(module_node, source) if module_node is not None else None
                 if module is not None and prefix is not None:
                     module = treesitter.node_text(prefix, source) + "\\" + module
                 group = imports.setdefault((_key(node), module), (node, []))
+                default = captures.get("default.reference.import")
                 if imported is not None:
-                    group[1].append(treesitter.node_text(imported, source))
+                    name = treesitter.node_text(imported, source)
+                    if alias is not None:
+                        name += " as " + treesitter.node_text(alias, source)
+                    group[1].append(name)
+                elif alias is not None:  # import numpy as np; import * as ns from 'x'
+                    group[1].append("* as " + treesitter.node_text(alias, source))
+                elif default is not None:  # import React from 'react'
+                    group[1].append("default as " + treesitter.node_text(default, source))
 
     _qualify(defs, language)
     symbols = tuple(
@@ -264,7 +280,9 @@ def _qualify(defs: dict[tuple[int, int, str], _Def], language: str) -> None:
         prefix = parent.qualified if parent is not None else ""
         own = f"{d.qualifier}.{d.name}" if d.qualifier else d.name
         d.qualified = f"{prefix}.{own}" if prefix else own
-        if d.kind == "function" and (d.qualifier or (parent is not None and _holds_methods(parent, language))):
+        if d.kind == "function" and (
+            d.qualifier or (parent is not None and _holds_methods(parent, language))
+        ):
             d.kind = "method"
         if d.kind == "constructor":
             d.kind = "method"
@@ -303,18 +321,28 @@ def _call_sites(
             # Foo.new constructs Foo: the call goes to the class
             name = _QUALIFIER_SPLIT.split(text)[-2] or name
         receiver_type = _receiver_type(node, text, defs, types)
-        out.add(CallSite(_caller_of(node, defs), name, text, node.start_point[0] + 1, receiver_type=receiver_type))
+        out.add(
+            CallSite(_caller_of(node, defs), name, text, node.start_point[0] + 1, receiver_type=receiver_type)
+        )
 
-    named_spans = [(node.start_byte, node.end_byte) for node, name_node in dynamic.values() if name_node is not None]
+    named_spans = [
+        (node.start_byte, node.end_byte) for node, name_node in dynamic.values() if name_node is not None
+    ]
     for node, name_node in dynamic.values():
         if name_node is None and any(
-            node.start_byte <= start and end <= node.end_byte and (start, end) != (node.start_byte, node.end_byte)
+            node.start_byte <= start
+            and end <= node.end_byte
+            and (start, end) != (node.start_byte, node.end_byte)
             for start, end in named_spans
         ):
             continue  # getattr(o, "x")() is already known by the name inside it
         name = _unquote(treesitter.node_text(name_node, source)) if name_node is not None else ""
         text = _clean(treesitter.node_text(node, source))[:_MAX_CALLEE_TEXT]
-        out.add(CallSite(_caller_of(node, defs), name or DYNAMIC_CALLEE, text, node.start_point[0] + 1, dynamic=True))
+        out.add(
+            CallSite(
+                _caller_of(node, defs), name or DYNAMIC_CALLEE, text, node.start_point[0] + 1, dynamic=True
+            )
+        )
     return tuple(sorted(out, key=lambda c: (c.line, c.caller_qualified, c.callee_text, c.dynamic)))
 
 
@@ -337,7 +365,9 @@ def _class_scope(d: _Def) -> str | None:
     return None
 
 
-def _local_types(defs: dict[tuple[int, int, str], _Def], found: list[tuple[Any, str, str]]) -> dict[tuple[str, str], str]:
+def _local_types(
+    defs: dict[tuple[int, int, str], _Def], found: list[tuple[Any, str, str]]
+) -> dict[tuple[str, str], str]:
     """``(scope, variable) → type``: a definition's locals, or a class's attributes and fields."""
     types: dict[tuple[str, str], str] = {}
     for name_node, variable, type_name in found:
@@ -391,27 +421,41 @@ def _caller_of(node: Any, defs: dict[tuple[int, int, str], _Def]) -> str:
 def _import_refs(
     imports: dict[tuple[Any, ...], tuple[Any, list[str]]], source: bytes, language: str
 ) -> tuple[ImportRef, ...]:
-    by_statement: dict[tuple[int, int, str], list[str]] = {}
-    modules: list[tuple[Any, str]] = []
-    for (statement_key, module), (node, names) in imports.items():
-        by_statement.setdefault(statement_key, []).extend(names)
-        if module is not None:
-            modules.append((node, module))
+    # Names captured without a module belong to the whole statement (`from m import a, b`,
+    # `import * as ns from 'm'`); names captured with one belong to that module only
+    # (`import numpy as np, os`).
+    statement_names: dict[tuple[int, int, str], list[str]] = {}
+    for (statement_key, module), (_node, names) in imports.items():
+        if module is None:
+            statement_names.setdefault(statement_key, []).extend(names)
     out: list[ImportRef] = []
-    for node, module in modules:
-        names = tuple(dict.fromkeys(by_statement.get(_key(node), [])))
-        line = node.start_point[0] + 1
-        out.extend(_normalise_import(language, node, module, names, line))
+    for (statement_key, module), (node, names) in imports.items():
+        if module is None:
+            continue
+        merged = list(dict.fromkeys(names + statement_names.get(statement_key, [])))
+        aliased = {n.split(" as ")[0] for n in merged if " as " in n}
+        # `{ a as b }` also matches the plain-name pattern: keep only the aliased form
+        kept = tuple(n for n in merged if " as " in n or n not in aliased)
+        out.extend(_normalise_import(language, node, module, kept, node.start_point[0] + 1))
     return tuple(sorted(set(out), key=lambda r: (r.line, r.module, r.names)))
 
 
-def _normalise_import(language: str, node: Any, module: str, names: tuple[str, ...], line: int) -> list[ImportRef]:
+def _normalise_import(
+    language: str, node: Any, module: str, names: tuple[str, ...], line: int
+) -> list[ImportRef]:
     """The module path as the resolver expects it; one statement may import several."""
     module = _WHITESPACE.sub(" ", module).strip()
     if language == "python":
         if module.strip(".") == "" and names:
-            # `from . import a, b` imports sibling modules a and b
-            return [ImportRef(module + name, line) for name in names]
+            # `from . import a, b as c` imports sibling modules a and b (the latter known as c)
+            return [
+                ImportRef(
+                    module + name.split(" as ")[0],
+                    line,
+                    (f"* as {name.split(' as ')[1]}",) if " as " in name else (),
+                )
+                for name in names
+            ]
         return [ImportRef(module, line, names)]
     if language == "rust":
         if node.type == "mod_item":

@@ -100,6 +100,9 @@ def resolve_import(language: str, file_path: str, ref: ImportRef, project: Proje
     resolver = _RESOLVERS.get(language)
     if resolver is None or not ref.module:
         return []
+    if any(" as " in name for name in ref.names):  # `x as y`: the module exports x; `* as m`: the module
+        exported = (name.split(" as ")[0] for name in ref.names)
+        ref = ImportRef(ref.module, ref.line, tuple(n for n in exported if n not in ("*", "default")))
     return list(dict.fromkeys(resolver(file_path, ref, project)))
 
 
@@ -182,7 +185,9 @@ def _python_module_file(base: str, parts: list[str], project: ProjectFiles) -> s
     return None
 
 
-def _python_relative(base: str, parts: list[str], names: tuple[str, ...], project: ProjectFiles) -> list[Target]:
+def _python_relative(
+    base: str, parts: list[str], names: tuple[str, ...], project: ProjectFiles
+) -> list[Target]:
     found = [Target(p) for name in names if (p := _python_module_file(base, parts + [name], project))]
     if len(found) < len(names) or not names:
         own = _python_module_file(base, parts, project)
@@ -225,7 +230,9 @@ def _javascript(file_path: str, ref: ImportRef, project: ProjectFiles) -> list[T
     for stem in stems:
         if stem in project.files:
             return [Target(stem)]
-        for candidate in [stem + ext for ext in _JS_EXTENSIONS] + [f"{stem}/index{ext}" for ext in _JS_EXTENSIONS]:
+        for candidate in [stem + ext for ext in _JS_EXTENSIONS] + [
+            f"{stem}/index{ext}" for ext in _JS_EXTENSIONS
+        ]:
             if candidate in project.files:
                 return [Target(candidate)]
     return []
@@ -295,7 +302,9 @@ def _rust(file_path: str, ref: ImportRef, project: ProjectFiles) -> list[Target]
         bases = [(module_dir, path, False), (crate_root, path, False)]
     for base, rest, anchored in bases:
         found = [
-            Target(p) for name in ref.names if (p := _rust_module_file(base, rest + [name], project, crate_root))
+            Target(p)
+            for name in ref.names
+            if (p := _rust_module_file(base, rest + [name], project, crate_root))
         ]
         if found and len(found) == len(ref.names):
             return found
@@ -332,7 +341,9 @@ def _jvm(extensions: tuple[str, ...]):  # type: ignore[no-untyped-def]
     return resolve
 
 
-def _jvm_class(parts: list[str], extensions: tuple[str, ...], project: ProjectFiles, near: str) -> list[Target]:
+def _jvm_class(
+    parts: list[str], extensions: tuple[str, ...], project: ProjectFiles, near: str
+) -> list[Target]:
     for ext in extensions:
         found = _nearest(_by_suffix(project, "/".join(parts) + ext), near)
         if found is not None:

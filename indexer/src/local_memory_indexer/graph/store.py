@@ -19,12 +19,21 @@ from .resolve import project_index, resolve_import
 logger = logging.getLogger(__name__)
 
 
+def bump_graph_version(conn: sqlite3.Connection) -> None:
+    """Mark the graph changed (the searcher's in-memory resolutions of older versions are dropped)."""
+    conn.execute(
+        "INSERT INTO graph_version (id, nonce, version) VALUES (1, lower(hex(randomblob(8))), 1) "
+        "ON CONFLICT(id) DO UPDATE SET version = version + 1"
+    )
+
+
 def delete_file_graph(conn: sqlite3.Connection, file_path: str) -> None:
     """Remove every graph row that came from ``file_path`` (edited or deleted file)."""
     try:
         conn.execute("DELETE FROM call_edges WHERE file_path = ?", (file_path,))
         conn.execute("DELETE FROM import_edges WHERE file_path = ?", (file_path,))
         conn.execute("DELETE FROM symbols WHERE file_path = ?", (file_path,))
+        bump_graph_version(conn)
     except sqlite3.Error as exc:
         raise StoreError(f"cannot delete graph rows of {file_path}: {exc}") from exc
 
@@ -114,6 +123,8 @@ def reresolve_imports(conn: sqlite3.Connection, project_files: frozenset[str]) -
             )
             _insert_imports(conn, file_path, language or "", (ref,), project_files)
             changed += 1
+        if changed:
+            bump_graph_version(conn)
         return changed
     except sqlite3.Error as exc:
         raise StoreError(f"cannot re-resolve imports: {exc}") from exc
@@ -127,15 +138,14 @@ def _insert_imports(
     project_files: frozenset[str],
 ) -> None:
     project = project_index(project_files)
-    rows = []
+    rows: list[tuple[str, str, str | None, int, str | None, str, str]] = []
     for ref in imports:
         names = json.dumps(list(ref.names))
-        targets = resolve_import(language, file_path, ref, project)
+        targets = [t for t in resolve_import(language, file_path, ref, project) if t.path != file_path]
         if not targets:
             rows.append((file_path, ref.module, None, ref.line, None, names, language))
         for target in targets:
-            if target.path != file_path:
-                rows.append((file_path, ref.module, target.path, ref.line, target.kind, names, language))
+            rows.append((file_path, ref.module, target.path, ref.line, target.kind, names, language))
     conn.executemany(
         "INSERT INTO import_edges (file_path, module, resolved_path, line, resolved_kind, names, language) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -160,4 +170,3 @@ def _caller_id(ids: dict[str, list[tuple[int, int, int]]], qualified: str, line:
     holding = [c for c in candidates if c[1] <= line <= c[2]]
     pick = min(holding, key=lambda c: c[2] - c[1]) if holding else (candidates[0] if candidates else None)
     return pick[0] if pick else None
-

@@ -41,9 +41,18 @@
 
 ; --- imports ---
 (import_statement source: (string (string_fragment) @name.reference.import)) @reference.import
+(import_statement (import_clause (namespace_import (identifier) @alias.reference.import))) @reference.import
+(import_statement (import_clause . (identifier) @default.reference.import)) @reference.import
 (import_statement
   (import_clause (named_imports (import_specifier name: (identifier) @imported.reference.import)))) @reference.import
+(import_statement
+  (import_clause
+    (named_imports
+      (import_specifier name: (identifier) @imported.reference.import alias: (identifier) @alias.reference.import)))) @reference.import
 (export_statement source: (string (string_fragment) @name.reference.import)) @reference.import
+(export_statement
+  (export_clause (export_specifier name: (identifier) @imported.reference.import))
+  source: (string)) @reference.import
 (call_expression
   function: (identifier) @_fn (#eq? @_fn "require")
   arguments: (arguments . (string (string_fragment) @name.reference.import))) @reference.import

@@ -19,13 +19,18 @@
 
 ; --- imports ---
 (import_statement name: (dotted_name) @name.reference.import) @reference.import
-(import_statement name: (aliased_import name: (dotted_name) @name.reference.import)) @reference.import
+(import_statement
+  name: (aliased_import name: (dotted_name) @name.reference.import alias: (identifier) @alias.reference.import)) @reference.import
 (import_from_statement module_name: (_) @name.reference.import) @reference.import
 (import_from_statement name: (dotted_name) @imported.reference.import) @reference.import
-(import_from_statement name: (aliased_import name: (dotted_name) @imported.reference.import)) @reference.import
+(import_from_statement
+  name: (aliased_import name: (dotted_name) @imported.reference.import alias: (identifier) @alias.reference.import)) @reference.import
 
 ; --- local types: `x = Client()`, `c: Client`, `self.x = Client()` type the receiver of later calls ---
 (typed_parameter (identifier) @name.local type: (type (identifier) @type.local))
 (typed_default_parameter name: (identifier) @name.local type: (type (identifier) @type.local))
 (assignment left: [(identifier) (attribute)] @name.local right: (call function: (identifier) @type.local))
+(assignment
+  left: [(identifier) (attribute)] @name.local
+  right: (call function: (attribute attribute: (identifier) @type.local)))
 (assignment left: [(identifier) (attribute)] @name.local type: (type (identifier) @type.local))
