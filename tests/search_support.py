@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 FILES: dict[str, str] = {
     "src/db.py": '''"""Database helpers."""
 import time
@@ -139,8 +141,7 @@ def write_project(root: Path, files: dict[str, str] | None = None, *, git: bool 
 @contextlib.contextmanager
 def env(**values: str | None) -> Iterator[None]:
     """Set (or unset, with None) environment variables for a block."""
-    with_mp = __import__("pytest").MonkeyPatch.context()
-    with with_mp as mp:
+    with pytest.MonkeyPatch.context() as mp:
         for key, value in values.items():
             if value is None:
                 mp.delenv(key, raising=False)

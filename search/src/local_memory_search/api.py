@@ -34,6 +34,7 @@ from .hybrid import (
     RankRequest,
     Scored,
     candidate_depth,
+    finite,
     fuse,
     like_search,
     query_words,
@@ -362,7 +363,8 @@ def search_similar(params: SearchSimilarParams, settings: Settings | None = None
                     warnings,
                 )
                 hits = tuple(
-                    LegHit(r["chunk_id"], i + 1, 1.0 - float(r["_distance"])) for i, r in enumerate(rows)
+                    LegHit(r["chunk_id"], i + 1, finite(1.0 - float(r["_distance"])))
+                    for i, r in enumerate(rows)
                 )
                 leg = LegResult(
                     "semantic", source, hits, time.perf_counter() - t0, {r["chunk_id"]: r for r in rows}
@@ -480,7 +482,7 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
         out["recency_boost"].update(
             {
                 "updated_at": scored.updated_at,
-                "newest_in_index": ranking.newest_updated_at,
+                "newest_file": ranking.newest_updated_at,
                 "age_days": None if scored.age_days is None else round(scored.age_days, 3),
                 "recency": scored.recency,
                 "weight": req.recency_weight,
@@ -549,3 +551,22 @@ def explain_match(params: ExplainMatchParams, settings: Settings | None = None) 
             data["found"] = True
             data.update(explain_scored(ranking, scored, params.verbosity))
         return ToolOutput(data=data, warnings=[*reader.warnings, *ranking.warnings])
+
+
+def warm_up(project_path: str | None = None, settings: Settings | None = None) -> dict[str, Any]:
+    """Open a project's index and load its FTS index and query encoder, so the first real query is fast.
+
+    Meant for server start-up; never raises (a project that is not indexed yet is simply skipped).
+    """
+    started = time.perf_counter()
+    report: dict[str, Any] = {"project_path": project_path, "ok": False}
+    try:
+        with open_index(project_path, settings) as reader:
+            report["project_path"] = reader.project
+            req = RankRequest(query="warm up", mode="hybrid", depth=1)
+            ranking = rank(reader, req)
+            report.update(ok=True, legs=ranking.legs, warnings=[w["code"] for w in ranking.warnings])
+    except Exception as exc:  # warm-up is best effort by design
+        report["error"] = f"{type(exc).__name__}: {exc}"
+    report["ms"] = round((time.perf_counter() - started) * 1000, 1)
+    return report

@@ -6,6 +6,7 @@ return another project's rows or rows of a stale schema.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from local_memory_shared.schema import SCHEMA_VERSION
@@ -14,9 +15,24 @@ from .params import Filters
 from .store import sql_str
 
 
-def lance_where(project: str, filters: Filters | None, *, extra: list[str] | None = None) -> str:
-    """LanceDB ``where`` text for ``filters`` within ``project``."""
+@dataclass(frozen=True)
+class LanceWhere:
+    """A LanceDB predicate and whether it must run before the search (``prefilter``).
+
+    The scope predicates (project, schema version) hold for every row of a healthy per-project
+    table, so alone they run after the search: prefiltering them scans every row on every query
+    (about 20 ms at 55k chunks) to drop nothing. A user filter does drop rows, so it runs first,
+    or a page could come back short.
+    """
+
+    sql: str
+    prefilter: bool
+
+
+def lance_where(project: str, filters: Filters | None, *, extra: list[str] | None = None) -> LanceWhere:
+    """LanceDB predicate for ``filters`` (and ``extra`` clauses) within ``project``."""
     parts = [f"project_path = {sql_str(project)}", f"schema_version = {SCHEMA_VERSION}"]
+    scope = len(parts)
     if filters is not None:
         if filters.language:
             parts.append(f"language = {sql_str(filters.language)}")
@@ -35,7 +51,7 @@ def lance_where(project: str, filters: Filters | None, *, extra: list[str] | Non
         if filters.last_commit_hash:
             parts.append(f"last_commit_hash = {sql_str(filters.last_commit_hash)}")
     parts.extend(extra or [])
-    return " AND ".join(f"({p})" for p in parts)
+    return LanceWhere(" AND ".join(f"({p})" for p in parts), prefilter=len(parts) > scope)
 
 
 def sqlite_where(filters: Filters | None, *, alias: str = "chunks") -> tuple[str, list[Any]]:

@@ -15,7 +15,7 @@ Scores, per mode:
 then ``final = base * identifier_multiplier * recency_multiplier`` where the identifier
 multiplier is ``1 + IDENTIFIER_BOOST`` when a query token equals the chunk's symbol, function
 or class name, and the recency multiplier is ``1 + recency_weight * 0.5 ** (age_days / 30)``
-with the age measured from the newest chunk of the index. Hits scoring below
+with the age measured from the newest file of the index. Hits scoring below
 ``gap_threshold * top score`` are dropped.
 """
 
@@ -39,7 +39,7 @@ from local_memory_shared.schema import FTS_COLUMN, VECTOR_COLUMN
 
 from . import degradation as W
 from .encoder import ENCODER, choose_encoder
-from .filters import lance_where, sqlite_where
+from .filters import LanceWhere, lance_where, sqlite_where
 from .params import Filters
 from .store import IndexReader
 
@@ -58,7 +58,7 @@ IDENTIFIER_BOOST = 1.0
 #: leg's own confidence restores the order inside each leg (0.603); 0 gives plain weighted RRF.
 #: Tuned on CoSQA's dev split, reported on its test split (bench/search_quality.py).
 RRF_SCORE_EXPONENT = 4.0
-#: Half-life of the recency boost, in days before the newest chunk of the index.
+#: Half-life of the recency boost, in days before the newest file of the index.
 RECENCY_HALF_LIFE_DAYS = 30.0
 #: ANN search knobs used when the table has an IVF index (refine re-ranks with exact distances).
 ANN_NPROBES = 20
@@ -228,12 +228,12 @@ def _rows_to_leg(
         if cid in meta:
             continue
         meta[cid] = {k: row.get(k) for k in LEG_COLUMNS}
-        hits.append(LegHit(cid, len(hits) + 1, float(score_of(row))))
+        hits.append(LegHit(cid, len(hits) + 1, finite(float(score_of(row)))))
     return LegResult(name, source, tuple(hits), time.perf_counter() - started, meta, encode_seconds)
 
 
 def vector_search(
-    reader: IndexReader, vector: np.ndarray, where: str, depth: int, warnings: list[dict[str, str]]
+    reader: IndexReader, vector: np.ndarray, where: LanceWhere, depth: int, warnings: list[dict[str, str]]
 ) -> tuple[list[dict[str, Any]], str]:
     """Nearest chunks to ``vector`` (cosine); falls back to an exact scan when the ANN index fails."""
     table = reader.table
@@ -244,7 +244,7 @@ def vector_search(
         return (
             table.search(vector, vector_column_name=VECTOR_COLUMN, query_type="vector")
             .distance_type("cosine")
-            .where(where, prefilter=True)
+            .where(where.sql, prefilter=where.prefilter)
             .limit(depth)
             .select(columns)
         )
@@ -327,10 +327,11 @@ def _keyword_leg(reader: IndexReader, req: RankRequest, warnings: list[dict[str,
         if not reader.has_fts_index:
             warnings.append(W.warn(W.FTS_UNAVAILABLE, "(no FTS index on the published version)."))
         else:
+            where = lance_where(reader.project, req.filters)
             try:
                 rows = (
                     reader.table.search(text, query_type="fts", fts_columns=FTS_COLUMN)
-                    .where(lance_where(reader.project, req.filters), prefilter=True)
+                    .where(where.sql, prefilter=where.prefilter)
                     .limit(req.depth)
                     .select([*LEG_COLUMNS, "_score"])
                     .to_arrow()
@@ -390,12 +391,24 @@ _NEWEST_LOCK = threading.Lock()
 
 
 def newest_updated_at(reader: IndexReader) -> str | None:
-    """Newest ``updated_at`` of the index (the recency boost's reference point), cached per version."""
+    """The recency boost's reference point: the newest indexed file's mtime, cached per version.
+
+    Read from ``files`` (one row per file) rather than ``MAX(chunks.updated_at)``, a full scan of
+    the mirror that costs ~70 ms at 55k chunks; a chunk's updated_at is never newer than its file.
+    """
     key = reader.cache_token
     with _NEWEST_LOCK:
         if key in _NEWEST:
             return _NEWEST[key]
-    value = reader.conn.execute("SELECT MAX(updated_at) FROM chunks").fetchone()[0]
+    value: str | None = None
+    try:
+        newest = reader.conn.execute("SELECT MAX(mtime) FROM files").fetchone()[0]
+        if newest is not None:
+            value = datetime.fromtimestamp(float(newest), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        else:
+            value = reader.conn.execute("SELECT MAX(updated_at) FROM chunks").fetchone()[0]
+    except sqlite3.Error:
+        value = None
     with _NEWEST_LOCK:
         if len(_NEWEST) > 256:
             _NEWEST.clear()
@@ -413,7 +426,7 @@ def index_languages(reader: IndexReader) -> frozenset[str]:
         if key in _LANGUAGES:
             return _LANGUAGES[key]
     try:
-        rows = reader.conn.execute("SELECT DISTINCT language FROM chunks").fetchall()
+        rows = reader.conn.execute("SELECT DISTINCT language FROM files").fetchall()
         value = frozenset(str(r[0]).lower() for r in rows if r[0])
     except sqlite3.Error:
         value = frozenset()
@@ -550,12 +563,20 @@ def rank(reader: IndexReader, req: RankRequest) -> Ranking:
             sem_failed = True
             if exc.warning not in sem_warn:
                 sem_warn.append(exc.warning)
+        except Exception as exc:  # an unforeseen failure still costs only this leg
+            log.exception("semantic leg failed")
+            sem_failed = True
+            sem_warn.append(W.warn(W.VECTOR_LEG_UNAVAILABLE, f"({type(exc).__name__}: {str(exc)[:200]})"))
     if "keyword" in futures:
         try:
             keyword = futures["keyword"].result()
         except LegFailed as exc:
             kw_failed = True
             kw_warn.append(exc.warning)
+        except Exception as exc:
+            log.exception("keyword leg failed")
+            kw_failed = True
+            kw_warn.append(W.warn(W.FTS_UNAVAILABLE, f"(and the SQLite fallback failed: {str(exc)[:200]})"))
     warnings.extend(sem_warn)
     warnings.extend(kw_warn)
     mode = req.mode
@@ -566,8 +587,11 @@ def rank(reader: IndexReader, req: RankRequest) -> Ranking:
         if keyword is None and not kw_failed:
             try:
                 keyword = _keyword_leg(reader, req, warnings)
-            except LegFailed as exc:
-                warnings.append(exc.warning)
+            except Exception as exc:
+                log.exception("keyword leg failed")
+                warnings.append(
+                    W.warn(W.FTS_UNAVAILABLE, f"(and the SQLite fallback failed: {str(exc)[:200]})")
+                )
         if mode == "semantic":
             mode = "keyword"
     elif kw_failed and semantic is not None and mode == "hybrid":

@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import lancedb
 from local_memory_shared.errors import ReadOnlyViolation, StoreError
 
 log = logging.getLogger(__name__)
@@ -162,8 +163,6 @@ def connect_read_only(lance_dir: Path) -> ReadOnlyDB:
     """Connect to an existing LanceDB folder; never creates it (``lancedb.connect`` would)."""
     if not lance_dir.is_dir():
         raise StoreError(f"LanceDB folder {lance_dir} does not exist")
-    import lancedb  # deferred: importing lancedb costs ~0.3 s and the CLI's --help should not pay it
-
     try:
         return ReadOnlyDB(lancedb.connect(str(lance_dir), read_consistency_interval=None))
     except Exception as exc:  # lancedb raises many unrelated types; map them at the boundary

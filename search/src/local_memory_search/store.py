@@ -25,7 +25,7 @@ from local_memory_shared.config import Settings, load_settings
 from local_memory_shared.errors import NotIndexed, StoreError
 from local_memory_shared.paths import ProjectPaths, project_paths
 from local_memory_shared.schema import CHUNK_FIELDS, CHUNKS_TABLE, FTS_COLUMN, SCHEMA_VERSION, VECTOR_COLUMN
-from local_memory_shared.state import IndexMeta, ProjectRow, read_index_meta, read_project_row
+from local_memory_shared.state import IndexMeta, ProjectRow, open_state_ro, read_index_meta, read_project_row
 
 from . import degradation as W
 from .readonly import ReadOnlyTable, connect_read_only
@@ -46,24 +46,8 @@ def resolve_project(project_path: str | os.PathLike[str] | None, settings: Setti
 
 
 def connect_state_ro(path: Path) -> sqlite3.Connection:
-    """Open the state DB read-only without creating anything next to it.
-
-    A ``mode=ro`` open of a WAL database creates ``-wal``/``-shm`` files when they are absent
-    (SQLite needs them to coordinate with writers). Their absence means no writer is connected and
-    the DB is fully checkpointed, so we open it ``immutable=1`` instead: nothing is created, and
-    the connection lives for one tool call only.
-    """
-    if not path.is_file():
-        raise NotIndexed(f"no index state at {path}")
-    wal = path.with_name(path.name + "-wal")
-    uri = f"file:{path}?mode=ro" + ("" if wal.exists() else "&immutable=1")
-    try:
-        conn = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False, isolation_level=None)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA query_only = ON")
-        return conn
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot open state DB {path} read-only: {exc}") from exc
+    """Open the state DB read-only without creating anything next to it (see ``open_state_ro``)."""
+    return open_state_ro(path)
 
 
 @dataclass(frozen=True)
@@ -173,12 +157,13 @@ class IndexReader:
 
     # -- chunk rows from the SQLite mirror (same snapshot as published_version) ------------
     def mirror_count(self) -> int:
-        """Chunks of the current schema version in the mirror."""
-        return int(
-            self.conn.execute(
+        """Chunks in the published index (from ``files``: one row per file, no mirror scan)."""
+        total = self.conn.execute("SELECT SUM(chunk_count) FROM files").fetchone()[0]
+        if total is None:
+            total = self.conn.execute(
                 "SELECT COUNT(*) FROM chunks WHERE schema_version = ?", (SCHEMA_VERSION,)
             ).fetchone()[0]
-        )
+        return int(total)
 
     def fetch_chunks(self, chunk_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Full chunk rows by id (mirror first, LanceDB for any the mirror lacks)."""

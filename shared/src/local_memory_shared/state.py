@@ -32,11 +32,18 @@ def open_state_rw(path: Path) -> sqlite3.Connection:
 
 
 def open_state_ro(path: Path) -> sqlite3.Connection:
-    """Open the state DB strictly read-only (``mode=ro`` URI + ``PRAGMA query_only``)."""
+    """Open the state DB strictly read-only (``mode=ro`` URI + ``PRAGMA query_only``), creating nothing.
+
+    A ``mode=ro`` open of a WAL database creates ``-wal``/``-shm`` files when they are absent.
+    Their absence means no writer is connected and the DB is fully checkpointed, so we open it
+    ``immutable=1`` instead; keep such connections short-lived (one tool call).
+    """
     if not path.is_file():
         raise NotIndexed(f"no index state at {path}")
+    wal = path.with_name(path.name + "-wal")
+    uri = f"file:{path}?mode=ro" + ("" if wal.exists() else "&immutable=1")
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+        conn = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False, isolation_level=None)
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA query_only = ON")
         return conn
