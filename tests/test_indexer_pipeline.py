@@ -293,3 +293,19 @@ def test_cli_reports_errors_cleanly(env: Path) -> None:
     assert out.returncode == 1
     err = json.loads(out.stdout)["error"]
     assert err["code"] == "INVALID_ARGUMENT" and err["field"] == "project_path"
+
+
+def test_state_db_of_another_schema_build_is_refused_then_rebuilt(env: Path, onnx: Embedder) -> None:
+    import sqlite3
+
+    project = make_project(env / "proj", {"a.py": "def a():\n    return 1\n"})
+    index_project(project, embedder=onnx)
+    db = project_paths(load_settings().data_root, project).state_db
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 12345")  # as if written by an older DDL
+    conn.close()
+    with pytest.raises(ProvenanceMismatch) as err:
+        index_project(project, embedder=onnx)
+    assert "--rebuild" in err.value.message
+    summary = index_project(project, embedder=onnx, rebuild=True)
+    assert summary.files_parsed == 1 and summary.chunks_reused == 0

@@ -186,7 +186,7 @@ def index_project(
     embedder = embedder or embedder_from_settings(settings)
     try:
         with writer_lock(paths):
-            conn = open_state_rw(paths.state_db)
+            conn = open_state_rw(paths.state_db, reset=rebuild)
             try:
                 return _Run(paths, settings, embedder, progress, cancel, conn).run(full=full, rebuild=rebuild)
             finally:
