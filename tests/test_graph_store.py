@@ -144,3 +144,20 @@ def test_imports_are_re_resolved_when_files_come_and_go(db: Path) -> None:
 
     assert reresolve_imports(conn, frozenset({"app/main.py"})) == 1
     assert [i["target"] for i in get_import_graph(ro, "app/main.py")[0]["imports"]] == [None, None]
+
+
+def test_searcher_memory_follows_the_graph_version_of_its_snapshot(db: Path) -> None:
+    project = frozenset({"a.py", "b.py"})
+    writer = open_state_rw(db)
+    write(writer, "b.py", "def target():\n    pass\n", project)
+    write(writer, "a.py", "from b import target\ndef old():\n    target()\n", project)
+    reader = open_state_ro(db)
+    assert [c["id"] for c in find_callers(reader, "target")[0]["callers"]] == ["a.py:old"]
+
+    reader.execute("BEGIN")  # a reader inside one snapshot, as the search store holds one per call
+    reader.execute("SELECT count(*) FROM symbols").fetchone()
+    write(writer, "a.py", "from b import target\ndef fresh():\n    target()\n", project)
+    assert [c["id"] for c in find_callers(reader, "target")[0]["callers"]] == ["a.py:old"]
+    reader.execute("COMMIT")
+    assert [c["id"] for c in find_callers(reader, "target")[0]["callers"]] == ["a.py:fresh"]
+    assert [c["id"] for c in find_callers(open_state_ro(db), "target")[0]["callers"]] == ["a.py:fresh"]

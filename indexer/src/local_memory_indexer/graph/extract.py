@@ -17,9 +17,8 @@ extended so calls can be attributed function to function):
 - ``@reference.import`` on an import statement, ``@name.reference.import`` on the module as
   written, ``@imported.reference.import`` on each imported name (``@alias.reference.import`` on its
   local alias: stored as ``"name as alias"``; an alias of the whole module is ``"* as alias"``,
-  a JS default import ``"default as name"`` via ``@default.reference.import``),
-  ``@prefix.reference.import`` on
-  the namespace prefix of a grouped import (PHP ``use A\\{B, C}``).
+  a JS default import ``"default as name"`` via ``@default.reference.import``), and
+  ``@prefix.reference.import`` on the namespace prefix of a grouped import (PHP ``use A\\{B, C}``).
 
 Captures starting with ``_`` only feed predicates. When several patterns capture the same
 definition node, the first pattern in the file wins, so specific patterns come first. A query
@@ -28,7 +27,6 @@ file may start with ``; inherits: <language>`` to include another language's pat
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -37,15 +35,11 @@ from typing import Any
 
 from .. import treesitter
 
-logger = logging.getLogger(__name__)
-
 MODULE_CALLER = "<module>"
 DYNAMIC_CALLEE = "<dynamic>"
 
 #: kinds whose nested functions are methods and whose names qualify what they contain
 CONTAINER_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "module"})
-#: kinds that hold executable code of their own
-CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
 
 _INHERITS = re.compile(r"^;\s*inherits:\s*([a-z_]+)\s*$", re.MULTILINE)
 _QUALIFIER_SPLIT = re.compile(r"::|\.|#|->|\\")

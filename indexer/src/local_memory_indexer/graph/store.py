@@ -7,7 +7,6 @@ and its graph together, so a crash never leaves half a file. Nothing here begins
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 from collections import defaultdict
 
@@ -16,15 +15,16 @@ from local_memory_shared.errors import StoreError
 from .extract import MODULE_CALLER, FileGraph, ImportRef
 from .resolve import project_index, resolve_import
 
-logger = logging.getLogger(__name__)
-
 
 def bump_graph_version(conn: sqlite3.Connection) -> None:
     """Mark the graph changed (the searcher's in-memory resolutions of older versions are dropped)."""
-    conn.execute(
-        "INSERT INTO graph_version (id, nonce, version) VALUES (1, lower(hex(randomblob(8))), 1) "
-        "ON CONFLICT(id) DO UPDATE SET version = version + 1"
-    )
+    try:
+        conn.execute(
+            "INSERT INTO graph_version (id, nonce, version) VALUES (1, lower(hex(randomblob(8))), 1) "
+            "ON CONFLICT(id) DO UPDATE SET version = version + 1"
+        )
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot bump the graph version: {exc}") from exc
 
 
 def delete_file_graph(conn: sqlite3.Connection, file_path: str) -> None:
