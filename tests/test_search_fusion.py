@@ -159,8 +159,19 @@ def test_query_words_split_identifiers_and_keep_order():
     }
 
 
+def _words(fts_text: str) -> str:
+    return " ".join(w for w in fts_text.split() if not w.startswith("def"))
+
+
 def test_keyword_query_drops_prose_function_words_and_index_languages_only_in_prose():
     assert fts_query_text("how to sort a list in python", frozenset({"python"})) == "sort list in"
-    assert fts_query_text("python", frozenset({"python"})) == "python"
-    assert fts_query_text("to do", frozenset()) == "to do"
+    assert _words(fts_query_text("python", frozenset({"python"}))) == "python"
+    assert _words(fts_query_text("to do", frozenset())) == "to do"
     assert fts_query_text("what is the go channel", frozenset({"go"})) == "go channel"
+
+
+def test_exact_names_also_ask_for_their_definition():
+    assert fts_query_text("index_project", frozenset()).split() == ["index_project", "index", "project", "defindexproject"]
+    assert "defclientsend" in fts_query_text("where is Client.send retried", frozenset()).split()
+    # prose words are not names: no definition terms for them
+    assert not any(w.startswith("def") for w in fts_query_text("how are retries handled here", frozenset()).split())

@@ -31,7 +31,7 @@ from local_memory_shared.embedding import embedder_from_settings
 from local_memory_shared.embedding.base import Embedder
 from local_memory_shared.errors import IndexLocked, ProvenanceMismatch, StoreError
 from local_memory_shared.paths import ProjectPaths, project_paths
-from local_memory_shared.schema import SCHEMA_VERSION
+from local_memory_shared.schema import SCHEMA_VERSION, definition_terms
 from local_memory_shared.state import open_state_rw, read_index_meta, utc_now
 
 from . import graph
@@ -136,7 +136,8 @@ _CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 def fts_text(file_path: str, symbol_name: str, summary: str, text: str) -> str:
     """BM25 text: path words, the symbol, the summary, the text, and camelCase parts split out."""
     extra = sorted({part.lower() for ident in _CAMEL.findall(f"{symbol_name} {text}") for part in _CAMEL_PARTS.findall(ident)})
-    return "\n".join((file_path.replace("/", " "), symbol_name, summary, text, " ".join(extra)))
+    defines = [term for name in symbol_name.split("+") for term in definition_terms(name)]  # merged siblings: a+b
+    return "\n".join((file_path.replace("/", " "), symbol_name, " ".join(defines), summary, text, " ".join(extra)))
 
 
 def embed_text(chunk: dict[str, Any]) -> str:

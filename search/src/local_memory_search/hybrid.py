@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 from local_memory_shared.errors import DimensionMismatch, EmbeddingError
-from local_memory_shared.schema import FTS_COLUMN, VECTOR_COLUMN
+from local_memory_shared.schema import FTS_COLUMN, VECTOR_COLUMN, definition_terms
 
 from . import degradation as W
 from .encoder import ENCODER, choose_encoder
@@ -315,7 +315,9 @@ def fts_query_text(query: str, languages: frozenset[str] = frozenset()) -> str:
         kept = [w for w in words if w not in drop]
         if kept:
             words = kept
-    return " ".join(words)
+    # An exact name also asks for its definition (terms the indexer adds to defining chunks).
+    defines = [term for ident in sorted(query_identifiers(query)) for term in definition_terms(ident)]
+    return " ".join(dict.fromkeys(words + defines))
 
 
 def _keyword_leg(reader: IndexReader, req: RankRequest, warnings: list[dict[str, str]]) -> LegResult:

@@ -6,6 +6,8 @@ and ``doctor_index`` reports rows of another version.
 
 from __future__ import annotations
 
+import re
+
 import pyarrow as pa
 
 SCHEMA_VERSION = 1
@@ -14,6 +16,18 @@ CHUNKS_TABLE = "chunks"
 #: split identifiers (``parseConfig`` → ``parse config``), composed by the indexer.
 FTS_COLUMN = "fts_text"
 VECTOR_COLUMN = "vector"
+
+
+def definition_terms(name: str) -> list[str]:
+    """BM25 terms that say "this chunk *defines* ``name``": ``Client.send`` → defclientsend, defsend.
+
+    The indexer adds them to a definition's FTS text and the searcher adds them to the keyword
+    query for identifier-like tokens, so an exact name ranks its definition above the many
+    chunks that merely mention its parts (``index_project`` → "index", "project").
+    """
+    parts = [p for p in re.split(r"\.|::|#", name) if p]
+    keys = {"".join(parts), parts[-1]} if parts else set()
+    return sorted("def" + k for k in (re.sub(r"[^0-9a-z]", "", k.lower()) for k in keys) if k)
 
 #: Chunk fields an agent can see (``fields`` / ``exclude_fields`` choose among these).
 CHUNK_FIELDS: tuple[str, ...] = (
