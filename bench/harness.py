@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -81,7 +82,12 @@ def seed_embed_cache(project: Path, settings: Settings, model_key: str) -> int:
     from .corpora import CACHE_DIR
 
     target = project_paths(settings.data_root, project).state_db
-    donors = sorted({*CACHE_DIR.glob("*/projects/*/state.db"), *CACHE_DIR.glob("*/*/projects/*/state.db")})
+    donors = sorted(
+        path
+        for path in {*CACHE_DIR.glob("*/projects/*/state.db"), *CACHE_DIR.glob("*/*/projects/*/state.db")}
+        # Replicated latency corpora (``<name>-x10``) only hold copies of vectors found elsewhere.
+        if not re.search(r"-x\d+-[0-9a-f]{12}$", path.parent.name)
+    )
     conn = open_state_rw(target)
     added = 0
     try:

@@ -2,9 +2,10 @@
 
 Three phases against the same search process (warm, distinct queries, ``cache_bust=true``):
 idle; while a separate ``local-memory-indexer index`` process fully indexes *another* project
-(fresh copy, so it really embeds); and while that process re-indexes *this* project with
+(fresh copy, so it really embeds); while that process re-indexes *this* project with
 ``--full`` (every file re-parsed and re-written, embeddings from the cache, FTS rebuilt, a new
-version published). The searcher reads only the published LanceDB version, so it must keep
+version published); and while it re-indexes *this* project after 200 of its files were edited
+(each gains a new function, so chunks are really embedded). The searcher reads only the published LanceDB version, so it must keep
 answering; what contention costs on 2 shared cores is the ratio. Every search answer during the
 busy phases is also checked to be ``ok`` with results.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,25 @@ from .metrics import percentiles
 from .search_worker import SearchProcess
 
 MAX_BUSY_SECONDS = 600
+THINK_SECONDS = 0.05
+#: Files edited before the third busy phase (each gains one new function to embed).
+EDITED_FILES = 200
+
+
+def edit_files(project: Path, limit: int) -> int:
+    """Append a distinct new function to up to ``limit`` Python files (so the re-index really embeds)."""
+    files = sorted(p for p in project.rglob("*.py") if p.stat().st_size > 2000)[:limit]
+    for n, path in enumerate(files):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        # Replace, never write through, the file: the tree is hard-linked to the pinned sources.
+        path.unlink()
+        path.write_text(
+            text + f"\n\ndef _bench_edit_{n}(items):\n"
+            f'    """Return how many of the items mention edit number {n} (benchmark edit)."""\n'
+            f"    return sum(1 for item in items if '{n}' in str(item))\n",
+            encoding="utf-8",
+        )
+    return len(files)
 
 
 def _indexer_cmd(project: Path, *, full: bool) -> list[str]:
@@ -30,24 +51,44 @@ def _indexer_cmd(project: Path, *, full: bool) -> list[str]:
     return cmd + (["--full"] if full else [])
 
 
+class _QueryStream:
+    """Queries in a fixed order, continued across phases, so none repeats within the searcher's
+    512-entry query-vector cache (a repeat would skip encoding and flatter the busy phases)."""
+
+    def __init__(self, queries: list[str]):
+        self.queries = queries
+        self.i = 0
+
+    def next(self) -> str:
+        q = self.queries[self.i % len(self.queries)]
+        self.i += 1
+        return q
+
+
 def _search_while(
     proc: SearchProcess,
     project: Path,
-    queries: list[str],
+    stream: _QueryStream,
     writer: subprocess.Popen[bytes] | None,
     n_idle: int,
 ) -> dict[str, Any]:
-    samples, failures, empty, i = [], 0, 0, 0
+    samples: list[float] = []
+    failures, empty, i = 0, 0, 0
     started = time.perf_counter()
     while True:
         if writer is None and i >= n_idle:
             break
-        if writer is not None and (
-            writer.poll() is not None or time.perf_counter() - started > MAX_BUSY_SECONDS
+        # At least a few searches per busy phase, even when the writer is quick.
+        if (
+            writer is not None
+            and i >= 3
+            and (writer.poll() is not None or time.perf_counter() - started > MAX_BUSY_SECONDS)
         ):
             break
-        q = queries[i % len(queries)]
+        q = stream.next()
         i += 1
+        # An agent pauses between searches; a closed loop at full speed would also starve the writer.
+        time.sleep(THINK_SECONDS)
         reply = proc.request(
             {
                 "op": "call",
@@ -70,27 +111,37 @@ def _search_while(
 
 def run_isolation(project: Path, other_project: Path, data_root: Path, *, n_idle: int) -> dict[str, Any]:
     """Idle vs. busy ``search_hybrid`` latency on ``project`` (already indexed)."""
-    queries = latency_queries(project, data_root, max(n_idle, 200))
+    stream = _QueryStream(latency_queries(project, data_root, 1200))
     env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(data_root)}
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"think_seconds": THINK_SECONDS}
     with SearchProcess(data_root) as proc:
-        for q in queries[:5]:
-            proc.call("search_hybrid", {"project_path": str(project), "query": q, "cache_bust": True})
-        out["idle"] = _search_while(proc, project, queries, None, n_idle)
+        for _ in range(5):
+            proc.call(
+                "search_hybrid", {"project_path": str(project), "query": stream.next(), "cache_bust": True}
+            )
+        out["idle"] = _search_while(proc, project, stream, None, n_idle)
         for phase, target, full in (
             ("other_project_full_index", other_project, False),
             ("same_project_reindex", project, True),
+            ("same_project_edits_reindex", project, False),
         ):
+            if phase == "same_project_edits_reindex":
+                out["edited_files"] = edit_files(project, EDITED_FILES)
             t0 = time.perf_counter()
+            # stderr to a file, not a pipe: a pipe nobody reads could fill and stall the indexer.
+            err_file = tempfile.TemporaryFile()
             writer = subprocess.Popen(
-                _indexer_cmd(target, full=full), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+                _indexer_cmd(target, full=full), env=env, stdout=subprocess.DEVNULL, stderr=err_file
             )
-            res = _search_while(proc, project, queries, writer, n_idle)
+            res = _search_while(proc, project, stream, writer, n_idle)
             res["indexer_finished"] = writer.poll() is not None
             if not res["indexer_finished"]:
                 # The measuring window is over; stop our own indexer rather than wait unboundedly.
                 writer.terminate()
-            _, err = writer.communicate(timeout=120)
+            writer.wait(timeout=120)
+            err_file.seek(0)
+            err = err_file.read()
+            err_file.close()
             res["indexer_seconds"] = round(time.perf_counter() - t0, 1)
             res["indexer_exit"] = writer.returncode
             if writer.returncode and res["indexer_finished"]:

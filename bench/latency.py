@@ -33,7 +33,11 @@ STAGES = ("encode", "semantic", "keyword", "fuse", "total")
 
 def latency_queries(project: Path, data_root: Path, n: int) -> list[str]:
     """``n`` distinct queries: natural language from CoSQA plus identifiers from the index."""
-    natural = [q["doc"] for q in json.loads((cosqa_dir() / "cosqa-retrieval-dev-500.json").read_text())]
+    natural = [
+        q["doc"]
+        for split in ("dev", "test")
+        for q in json.loads((cosqa_dir() / f"cosqa-retrieval-{split}-500.json").read_text())
+    ]
     paths = project_paths(data_root, project)
     conn = sqlite3.connect(f"file:{paths.state_db}?mode=ro", uri=True)
     try:
@@ -68,9 +72,13 @@ def _args(project: Path, query: str) -> dict[str, Any]:
 
 def measure_tier(project: Path, data_root: Path, *, n_warm: int, cold_samples: int) -> dict[str, Any]:
     """Cold and warm latency of every search tool on one indexed project."""
-    queries = latency_queries(project, data_root, n_warm + 10 + cold_samples * len(SEARCH_TOOLS))
+    # Every measured call gets a query no other call used: the searcher caches query vectors, so a
+    # repeated query would skip encoding and flatter the figures.
+    n_tools = len(SEARCH_TOOLS)
+    queries = latency_queries(project, data_root, n_warm * n_tools + 5 + cold_samples * n_tools)
     out: dict[str, Any] = {"queries": n_warm, "cold_samples": cold_samples, "tools": {}}
-    cold_queries = iter(queries[n_warm + 10 :])
+    warmup = queries[n_warm * n_tools : n_warm * n_tools + 5]
+    cold_queries = iter(queries[n_warm * n_tools + 5 :])
     spawn: list[float] = []
     for tool in SEARCH_TOOLS:
         cold: list[float] = []
@@ -82,13 +90,13 @@ def measure_tier(project: Path, data_root: Path, *, n_warm: int, cold_samples: i
     out["process_spawn_ms"] = percentiles(spawn)
     with SearchProcess(data_root) as proc:
         for tool in SEARCH_TOOLS:
-            for q in queries[n_warm : n_warm + 5]:
+            for q in warmup:
                 proc.call(tool, _args(project, q))
-        for tool in SEARCH_TOOLS:
+        for slot, tool in enumerate(SEARCH_TOOLS):
             samples: list[float] = []
             stages: dict[str, list[float]] = {s: [] for s in STAGES}
             results, started = 0, time.perf_counter()
-            for q in queries[:n_warm]:
+            for q in queries[slot * n_warm : (slot + 1) * n_warm]:
                 reply = proc.call(tool, _args(project, q))
                 samples.append(reply["ms"])
                 results += reply["n"]

@@ -229,7 +229,12 @@ def render(doc: dict[str, Any], markdown: bool) -> str:
         )
         lines.append(cmd("isolation"))
         rows = []
-        for phase in ("idle", "other_project_full_index", "same_project_reindex"):
+        for phase in (
+            "idle",
+            "other_project_full_index",
+            "same_project_reindex",
+            "same_project_edits_reindex",
+        ):
             r = iso.get(phase)
             if r:
                 rows.append(

@@ -105,7 +105,7 @@ def run(mode: str, sections: list[str], out_dir: Path) -> dict[str, Any]:
             else:
                 scale.prepare_scale_tree(scale_project, scale_key)
         with harness.data_root(run_data) as settings:
-            harness.index(scale_project, settings)
+            harness.index(scale_project, settings, seed=not smoke)
 
     def do_indexing() -> dict[str, Any]:
         if scale_sub:
@@ -113,9 +113,8 @@ def run(mode: str, sections: list[str], out_dir: Path) -> dict[str, Any]:
         else:
             scale.prepare_scale_tree(scale_project, scale_key)
         with harness.data_root(run_data) as settings:
-            # Full mode seeds the embedding cache from earlier bench indexes (the figures say how many
-            # chunks were embedded vs. reused, and the embed rate counts embedded chunks only).
-            return indexing.run_indexing(scale_project, settings, seed=not smoke)
+            # Never seeded: this section measures real embedding from an empty cache.
+            return indexing.run_indexing(scale_project, settings)
 
     def do_latency() -> dict[str, Any]:
         needs_scale_index()

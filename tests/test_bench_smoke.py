@@ -140,7 +140,7 @@ def test_smoke_run_writes_well_formed_results(smoke_run):
     assert idx["no_change"]["wall_seconds"] >= 0 and idx["one_file_change"]["files_parsed"] >= 1
     # Isolation: ratios for both busy phases, searches kept answering.
     iso = doc["sections"]["isolation"]
-    for phase in ("other_project_full_index", "same_project_reindex"):
+    for phase in ("other_project_full_index", "same_project_reindex", "same_project_edits_reindex"):
         assert iso[phase]["indexer_exit"] == 0
         assert iso[phase]["failures"] == 0
         assert iso[phase]["n"] >= 1 and iso[phase]["p95_ratio_to_idle"] > 0

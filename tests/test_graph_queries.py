@@ -14,10 +14,12 @@ import pytest
 from local_memory_indexer.graph import extract_file_graph, write_file_graph
 from local_memory_indexer.treesitter import language_for_path
 from local_memory_search.graph import (
+    MAX_AMBIGUOUS,
     W_AMBIGUOUS_EDGES,
     W_DEPTH,
     W_DYNAMIC,
     W_FANOUT,
+    W_UNRESOLVED,
     find_callees,
     find_callers,
     get_import_graph,
@@ -492,3 +494,21 @@ def test_delegation_and_super_do_not_resolve_to_the_caller(rules: sqlite3.Connec
     update, _ = find_callees(rules, "Cache.update")
     assert [(c["id"], c["depth"]) for c in update["callees"]] == [("lib/impl.py:Store.get", 1)]  # inherited
     assert [e["callee_text"] for e in update["external"]] == ["super", "super().update"]
+
+
+def test_a_call_matching_too_many_definitions_is_counted_not_listed(tmp_path: Path) -> None:
+    classes = "\n".join(
+        f"class Job{i}:\n    def run(self):\n        pass\n" for i in range(MAX_AMBIGUOUS + 2)
+    )
+    db = tmp_path / "state.db"
+    build(db, {"jobs.py": classes, "runner.py": "def go(job):\n    job.run()\n"})
+    ro = open_state_ro(db)
+    callers, warnings = find_callers(ro, "Job3.run")
+    assert callers["status"] == "unresolved_ambiguous" and callers["callers"] == []
+    assert callers["unresolved_sites"] == 1
+    assert [s["caller"] for s in callers["ambiguous_sites"]] == ["runner.py:go"]
+    assert W_UNRESOLVED in codes(warnings)
+    callees, _ = find_callees(ro, "go")
+    assert callees["status"] == "unresolved_ambiguous"
+    assert [(s["name"], s["definitions"]) for s in callees["ambiguous_sites"]] == [("run", MAX_AMBIGUOUS + 2)]
+    assert trace_path(ro, "go", "Job3.run")[0]["status"] == "no_path"  # never walked through

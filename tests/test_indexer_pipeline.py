@@ -308,4 +308,6 @@ def test_state_db_of_another_schema_build_is_refused_then_rebuilt(env: Path, onn
         index_project(project, embedder=onnx)
     assert "--rebuild" in err.value.message
     summary = index_project(project, embedder=onnx, rebuild=True)
-    assert summary.files_parsed == 1 and summary.chunks_reused == 0
+    # everything re-parsed, nothing re-embedded: the model-keyed embedding cache survives
+    assert summary.files_parsed == 1 and summary.chunks_embedded == 0
+    assert summary.chunks_reused == summary.chunks_total == 1

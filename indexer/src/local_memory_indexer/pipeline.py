@@ -228,7 +228,8 @@ class _Run:
                 details={"indexed": [meta.backend, meta.model, meta.dimension], "requested": list(wanted)},
             )
         if rebuild:
-            self._wipe()
+            # The state tables were reset when the DB was opened (open_state_rw(reset=True)).
+            remove_lance_dir(self.paths.lance_dir)
         now = utc_now()
         with self._txn():
             self.conn.execute(
@@ -242,13 +243,6 @@ class _Run:
                 "schema_version=excluded.schema_version",
                 (self.project, *wanted, SCHEMA_VERSION, now, now),
             )
-
-    def _wipe(self) -> None:
-        remove_lance_dir(self.paths.lance_dir)
-        with self._txn():
-            for table in ("files", "chunks", "symbols", "call_edges", "import_edges", "index_meta"):
-                self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
-            self.conn.execute("UPDATE projects SET published_version = NULL WHERE project_path = ?", (self.project,))
 
     @contextlib.contextmanager
     def _txn(self) -> Iterator[None]:

@@ -38,7 +38,8 @@ import sqlite3
 import threading
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 from local_memory_shared.envelope import warning
 from local_memory_shared.errors import InvalidArgument, StoreError
@@ -52,6 +53,9 @@ TRACE_MAX_DEPTH = 10
 #: visits a trace may make before it gives up (each visit is one indexed query)
 TRACE_MAX_VISITS = 20_000
 MAX_LISTED_SITES = 100
+#: a call matching more definitions than this is reported as a count, not as that many edges
+MAX_AMBIGUOUS = 8
+TOO_AMBIGUOUS = "too_ambiguous"
 DEFAULT_IMPORT_LIMIT = 1000
 
 # Stable warning codes of the graph tools.
@@ -61,6 +65,7 @@ W_AMBIGUOUS_EDGES = "graph_ambiguous_calls"
 W_DYNAMIC = "graph_dynamic_calls"
 W_OVERLOADS = "graph_overloads_merged"
 W_TRUNCATED = "graph_truncated"
+W_UNRESOLVED = "graph_unresolved_calls"
 
 #: kinds a call can land on (a call never runs an interface, trait, enum, type alias or module)
 CALLABLE_KINDS = frozenset({"function", "method", "class", "struct"})
@@ -102,8 +107,12 @@ _QUALIFIED_SPLIT = re.compile(r"::|#|->|\\")
 _SPEC = re.compile(r"^(?P<path>[^:]+?):(?!:)(?P<name>.+)$")
 
 
-@dataclass(frozen=True)
-class Symbol:
+# The three records below are NamedTuples, not dataclasses: the per-version cache holds one per
+# stored call site, and the garbage collector untracks tuples of plain values, so a cache of
+# 100k+ edges costs nothing when a full collection runs (as dataclasses it cost ~1 s each time).
+
+
+class Symbol(NamedTuple):
     """A definition row (or the ``<module>`` pseudo-definition of a file's top-level code)."""
 
     id: int | None
@@ -135,8 +144,7 @@ class Symbol:
         }
 
 
-@dataclass(frozen=True)
-class CallEdge:
+class CallEdge(NamedTuple):
     """One call site as stored."""
 
     id: int
@@ -151,12 +159,15 @@ class CallEdge:
     receiver_type: str | None = None
 
 
-@dataclass(frozen=True)
-class Resolution:
+class Resolution(NamedTuple):
     """Where a call site lands: definitions and how they were chosen."""
 
+    #: self | typed | qualified | same_file | imported | same_package | unique | ambiguous |
+    #: too_ambiguous (more than MAX_AMBIGUOUS definitions: not listed) | external
     targets: tuple[Symbol, ...]
-    how: str  # self | typed | qualified | same_file | imported | same_package | unique | ambiguous | external
+    how: str
+    #: definitions that share the name, when ``too_ambiguous``
+    candidates: int = 0
 
 
 @dataclass
@@ -191,6 +202,19 @@ class _ImportScope:
     module_aliases: dict[str, set[str]] = field(default_factory=dict)
     #: local names bound to code outside the project: `import copy`, `from os import path`, `np`
     external: set[str] = field(default_factory=set)
+    _by_module_name: dict[str, frozenset[str]] | None = None
+
+    def modules_named(self, name: str) -> frozenset[str]:
+        """Imported files a receiver called ``name`` can mean: ``utils`` → utils.py, pkg/__init__.py, an alias."""
+        if self._by_module_name is None:
+            by_name: dict[str, set[str]] = defaultdict(set)
+            for f in self.files:
+                by_name[_stem(f)].add(f)
+                by_name[_folder_name(f)].add(f)
+            for alias, targets in self.module_aliases.items():
+                by_name[alias] |= targets
+            self._by_module_name = {k: frozenset(v) for k, v in by_name.items()}
+        return self._by_module_name.get(name, frozenset())
 
     def add(self, module: str, target: str | None, kind: str | None, names: list[str]) -> None:
         """Fold one ``import_edges`` row in."""
@@ -557,7 +581,10 @@ class GraphReader:
         cache_key = (edge.file_path, edge.caller_symbol_id, edge.callee_name, edge.callee_text)
         found = self._resolved.get(cache_key)
         if found is None:
-            found = self._resolved[cache_key] = self._resolve(edge)
+            found = self._resolve(edge)
+            if found.how == "ambiguous" and len(found.targets) > MAX_AMBIGUOUS:
+                found = Resolution((), TOO_AMBIGUOUS, len(found.targets))
+            self._resolved[cache_key] = found
         return found
 
     def candidates(self, name: str, in_tests: bool = True) -> _Candidates:
@@ -637,10 +664,7 @@ class GraphReader:
                 return Resolution(picked.targets, "qualified" if len(picked.targets) == 1 else "ambiguous")
             if last[:1].isupper() and last.isidentifier():
                 return Resolution((), "external")  # a type of someone else's: Vec::new, Console.WriteLine
-            module_files = frozenset(
-                {f for f in files if last in (_stem(f), _folder_name(f))}
-                | scope.module_aliases.get(last, set())
-            )
+            module_files = scope.modules_named(last)
             module_dirs = frozenset(d for d in dirs if posixpath.basename(d) == last)
             module_functions = candidates.non_methods.imported(module_files, module_dirs) or (
                 candidates.non_methods.imported(self.reexported(module_files, name), frozenset())
@@ -651,6 +675,8 @@ class GraphReader:
                 return Resolution((), "external")  # headers.get(), parts.append(): a builtin type's method
             # a variable's method, type unknown: any method of that name, and nearness proves nothing;
             # never the caller itself (x.close() inside close() delegates, it does not recurse)
+            if len(candidates.methods.symbols) > MAX_AMBIGUOUS + 1:
+                return Resolution((), TOO_AMBIGUOUS, len(candidates.methods.symbols))
             methods = [m for m in candidates.methods.symbols if m.id != edge.caller_symbol_id]
             return Resolution(
                 tuple(methods), "unique" if len(methods) == 1 else "ambiguous" if methods else "external"
@@ -783,6 +809,7 @@ def _member_of(symbol: Symbol, type_name: str) -> bool:
     return parent == type_name or parent.endswith("." + type_name)
 
 
+@lru_cache(maxsize=65536)
 def _is_test_path(path: str) -> bool:
     """Whether ``path`` is test code (a tests folder, test_x.py, x_test.go, x.spec.ts, FooTest.java...)."""
     folders, _, base = path.rpartition("/")
@@ -911,8 +938,13 @@ def resolved_call_edges(conn: sqlite3.Connection) -> list[tuple[str, str, str, C
     return out
 
 
-def _callers_level(graph: GraphReader, keys: list[str]) -> list[tuple[str, CallEdge, Symbol, str]]:
-    """``(callee key, edge, caller, resolution)`` for every static call site landing on one of ``keys``."""
+def _callers_level(
+    graph: GraphReader, keys: list[str], unresolved: dict[str, list[CallEdge]] | None = None
+) -> list[tuple[str, CallEdge, Symbol, str]]:
+    """``(callee key, edge, caller, resolution)`` for every static call site landing on one of ``keys``.
+
+    Call sites of the same name too ambiguous to resolve are collected per key in ``unresolved``.
+    """
     wanted: dict[str, set[str]] = defaultdict(set)
     for key in keys:
         rows = graph.rows_of(key)
@@ -922,6 +954,11 @@ def _callers_level(graph: GraphReader, keys: list[str]) -> list[tuple[str, CallE
     out = []
     for edge in graph.edges_calling(list(wanted)):
         resolution = graph.resolve(edge)
+        if resolution.how == TOO_AMBIGUOUS:
+            if unresolved is not None:
+                for key in wanted[edge.callee_name]:
+                    unresolved.setdefault(key, []).append(edge)
+            continue
         for target in resolution.targets:
             if target.key in wanted[edge.callee_name]:
                 out.append((target.key, edge, graph.caller_of(edge), resolution.how))
@@ -947,7 +984,15 @@ def find_callers(
     max_nodes = _check_cap(max_nodes, "max_nodes")
     graph = GraphReader(conn)
     warnings: list[dict[str, str]] = []
-    base: dict[str, Any] = {"query": spec, "depth": depth, "callers": [], "edges": [], "dynamic_sites": []}
+    base: dict[str, Any] = {
+        "query": spec,
+        "depth": depth,
+        "callers": [],
+        "edges": [],
+        "dynamic_sites": [],
+        "ambiguous_sites": [],
+        "unresolved_sites": 0,
+    }
     lookup = graph.lookup(spec)
     if lookup.status != "ok":
         return _not_resolved_answer(lookup, spec, base, warnings)
@@ -961,9 +1006,12 @@ def find_callers(
     ambiguous_edges = 0
     truncated = recursive = False
     frontier = [target.key]
+    unresolved: dict[str, list[CallEdge]] = {}
     for level in range(1, depth + 1):
         next_frontier: list[str] = []
-        for callee_key, edge, caller, how in _callers_level(graph, frontier):
+        for callee_key, edge, caller, how in _callers_level(
+            graph, frontier, unresolved if level == 1 else None
+        ):
             if caller.key == target.key == callee_key and not recursive:
                 recursive = True  # it calls itself: say so, once, without walking the cycle
                 nodes.append({**target.node(), "depth": level, "recursive": True})
@@ -988,11 +1036,33 @@ def find_callers(
     )
 
     dynamic_sites = [_site_json(e, graph.caller_of(e)) for e in graph.dynamic_naming(target.name)]
+    too_ambiguous = unresolved.get(target.key, [])
     base.update(
-        callers=nodes, edges=edges, dynamic_sites=dynamic_sites[:MAX_LISTED_SITES], truncated=truncated
+        callers=nodes,
+        edges=edges,
+        dynamic_sites=dynamic_sites[:MAX_LISTED_SITES],
+        ambiguous_sites=[_site_json(e, graph.caller_of(e)) for e in too_ambiguous[:MAX_LISTED_SITES]],
+        unresolved_sites=len(too_ambiguous),
+        truncated=truncated,
     )
+    if too_ambiguous:
+        warnings.append(
+            warning(
+                W_UNRESOLVED,
+                f"{len(too_ambiguous)} call site(s) of {target.name!r} on receivers of unknown type match more "
+                f"than {MAX_AMBIGUOUS} definitions and may call it: listed in ambiguous_sites, not as callers",
+            )
+        )
     if nodes:
         base.update(status="ok", message=f"{len(nodes)} caller(s) of {target.key} within depth {depth}")
+    elif too_ambiguous:
+        base.update(
+            status="unresolved_ambiguous",
+            message=(
+                f"no call resolves to {target.key}; {len(too_ambiguous)} call site(s) of {target.name!r} could "
+                f"(their receivers' types are unknown and over {MAX_AMBIGUOUS} definitions share the name)"
+            ),
+        )
     elif dynamic_sites:
         base.update(
             status="unresolved_dynamic",
@@ -1033,6 +1103,7 @@ def find_callees(
         "edges": [],
         "external": [],
         "dynamic_sites": [],
+        "ambiguous_sites": [],
     }
     lookup = graph.lookup(spec)
     if lookup.status != "ok":
@@ -1046,6 +1117,7 @@ def find_callees(
     edges: list[dict[str, Any]] = []
     external: list[dict[str, Any]] = []
     dynamic_sites: list[dict[str, Any]] = []
+    ambiguous_sites: list[dict[str, Any]] = []
     ambiguous_edges = 0
     truncated = recursive = any_call = False
     frontier = [source.key]
@@ -1056,6 +1128,12 @@ def find_callees(
             if edge.dynamic:
                 named = None if edge.callee_name == DYNAMIC else edge.callee_name
                 dynamic_sites.append(_site_json(edge, graph.caller_of(edge)) | {"named": named})
+                continue
+            if resolution.how == TOO_AMBIGUOUS:
+                ambiguous_sites.append(
+                    _site_json(edge, graph.caller_of(edge))
+                    | {"name": edge.callee_name, "definitions": resolution.candidates}
+                )
                 continue
             if not resolution.targets:
                 external.append(
@@ -1095,16 +1173,25 @@ def find_callees(
         edges=edges,
         external=external[:MAX_LISTED_SITES],
         dynamic_sites=dynamic_sites[:MAX_LISTED_SITES],
+        ambiguous_sites=ambiguous_sites[:MAX_LISTED_SITES],
         truncated=truncated,
     )
+    if ambiguous_sites:
+        warnings.append(
+            warning(
+                W_UNRESOLVED,
+                f"{len(ambiguous_sites)} call site(s) on receivers of unknown type match more than "
+                f"{MAX_AMBIGUOUS} definitions each: listed in ambiguous_sites, not followed",
+            )
+        )
     if nodes:
         base.update(
             status="ok", message=f"{source.key} reaches {len(nodes)} definition(s) within depth {depth}"
         )
-    elif dynamic_sites:
+    elif dynamic_sites or ambiguous_sites:
         base.update(
-            status="unresolved_dynamic",
-            message=f"{source.key} makes only dynamic or external calls; their targets could not be resolved",
+            status="unresolved_dynamic" if dynamic_sites else "unresolved_ambiguous",
+            message=f"{source.key} makes only dynamic, ambiguous or external calls; none resolves to one definition",
         )
     elif any_call:
         base.update(

@@ -18,7 +18,7 @@ from local_memory_shared.envelope import error
 from local_memory_shared.errors import LocalMemoryError, NotFound
 from pydantic import BaseModel
 
-from . import api, context, diagnostics
+from . import api, context, diagnostics, graph_tools
 from .api import ToolOutput
 from .params import (
     ExplainMatchParams,
@@ -173,5 +173,42 @@ register(
         "Read-only consistency checks between SQLite and LanceDB (row counts per file, orphans), FTS coverage, "
         "vector dimension vs provenance, schema_version, graph edges; each finding has a severity and the exact "
         "local-memory-indexer command that fixes it. auto_fix is accepted and does nothing.",
+    )
+)
+register(
+    ToolSpec(
+        "find_callers",
+        graph_tools.find_callers_tool,
+        graph_tools.FindCallersParams,
+        "Definitions that call symbol_name, up to depth 1-3 hops upstream (function-to-function edges from "
+        "tree-sitter). Ambiguous names list their candidates; 'not found', 'no callers' and 'unresolved dynamic "
+        "calls' are different answers. Each node has file_path, line, qualified_name and chunk_id for get_chunk.",
+    )
+)
+register(
+    ToolSpec(
+        "find_callees",
+        graph_tools.find_callees_tool,
+        graph_tools.FindCalleesParams,
+        "Definitions that symbol_name calls, up to depth 1-3 hops downstream; external and dynamic calls are "
+        "counted, not invented. Each node has file_path, line, qualified_name and chunk_id.",
+    )
+)
+register(
+    ToolSpec(
+        "get_import_graph",
+        graph_tools.get_import_graph_tool,
+        graph_tools.GetImportGraphParams,
+        "Import/dependency edges: for one file (what it imports and who imports it) or, with file_path omitted, "
+        "the project-wide graph; imports are resolved to project files where possible.",
+    )
+)
+register(
+    ToolSpec(
+        "trace_path",
+        graph_tools.trace_path_tool,
+        graph_tools.TracePathParams,
+        "Shortest call chain from source_symbol to target_symbol (names or qualified paths); says so, with the "
+        "depth searched, when no path exists.",
     )
 )

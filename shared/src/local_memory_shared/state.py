@@ -48,7 +48,12 @@ def open_state_rw(path: Path, *, reset: bool = False) -> sqlite3.Connection:
         if reset:
             # A rebuild keeps the job log (the running job's own row lives there) unless the
             # schema itself changed.
+            # The embedding cache is keyed by model, so it survives any rebuild while its own shape
+            # is unchanged: a rebuild after a schema change re-embeds nothing.
             keep = {"jobs"} if stamp == STATE_DDL_STAMP else set()
+            cache_cols = [r[1] for r in conn.execute("PRAGMA table_info(embed_cache)")]
+            if cache_cols == ["model_key", "text_hash", "vector"]:
+                keep.add("embed_cache")
             for name in tables:
                 if name not in keep and not name.startswith("sqlite_"):
                     conn.execute(f'DROP TABLE IF EXISTS "{name}"')
