@@ -231,7 +231,7 @@ def test_crash_mid_index_leaves_last_good_state_readable(
     # edit every file so the next run has several batches, then die after the first batch
     for rel in ("app/client.py", "app/retry.py", "web/connect.ts"):
         p = project / rel
-        p.write_text(p.read_text() + "\n# edited\n")
+        p.write_text(p.read_text() + f"\n# edited {rel}\n")  # distinct text: no cache hits
     monkeypatch.setattr(pipeline, "BATCH_FILES", 1)
     with pytest.raises(EmbeddingError):
         index_project(project, embedder=FailingAfter(onnx, calls_ok=1))
@@ -311,3 +311,30 @@ def test_state_db_of_another_schema_build_is_refused_then_rebuilt(env: Path, onn
     # everything re-parsed, nothing re-embedded: the model-keyed embedding cache survives
     assert summary.files_parsed == 1 and summary.chunks_embedded == 0
     assert summary.chunks_reused == summary.chunks_total == 1
+
+
+def test_incremental_on_a_real_git_repository(env: Path, onnx: Embedder) -> None:
+    """Edit one function, move a file, delete one: only changed text is embedded (cache serves moves)."""
+    project = make_project(env / "repo")
+    git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@e"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    first = index_project(project, embedder=onnx)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    assert {r["last_commit_hash"] for r in lance_rows(project, first.published_version)} == {head}
+
+    assert index_project(project, embedder=onnx).chunks_embedded == 0  # nothing changed
+
+    retry = project / "app/retry.py"
+    retry.write_text(retry.read_text().replace("attempts=3", "attempts=5"))
+    subprocess.run([*git, "mv", "web/connect.ts", "web/database.ts"], check=True)
+    subprocess.run([*git, "rm", "-q", "notes.txt"], check=True)
+    subprocess.run([*git, "commit", "-qam", "two"], check=True)
+    second = index_project(project, embedder=onnx)
+    assert second.files_parsed == 2  # the edited file and the moved one
+    assert second.files_deleted == 2  # the old name of the moved file and notes.txt
+    assert second.chunks_embedded == 1  # only with_retry's text changed; the move is served by the cache
+    rows = lance_rows(project, second.published_version)
+    assert {r["file_path"] for r in rows if r["language"] == "typescript"} == {"web/database.ts"}
+    assert not any(r["file_path"] in ("notes.txt", "web/connect.ts") for r in mirror(project))

@@ -141,9 +141,12 @@ def fts_text(file_path: str, symbol_name: str, summary: str, text: str) -> str:
 
 
 def embed_text(chunk: dict[str, Any]) -> str:
-    """What the embedding model sees for a chunk: where it is, what it is, then the code."""
-    head = chunk["file_path"] + (f" {chunk['symbol_name']}" if chunk["symbol_name"] else "")
-    return f"{head}\n{chunk['text']}"
+    """What the embedding model sees for a chunk: its qualified symbol, then the code.
+
+    The path stays out on purpose: the cache is keyed by this text, so code that moves to
+    another file is never embedded again (path words still reach BM25 through ``fts_text``).
+    """
+    return f"{chunk['symbol_name']}\n{chunk['text']}" if chunk["symbol_name"] else chunk["text"]
 
 
 def _sha(data: bytes) -> str:
