@@ -143,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             _print_json(envelope)
         else:
-            _render_hits(envelope, Console(), Console(stderr=True))
+            # Piped output keeps whole lines (no wrapping at rich's default 80 columns).
+            _render_hits(envelope, Console(soft_wrap=True), Console(stderr=True, soft_wrap=True))
         return 0 if envelope.get("ok") else 1
     _parser().print_help()
     return 2
