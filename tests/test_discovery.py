@@ -92,7 +92,22 @@ def test_symlinks_never_leave_the_project_and_loops_terminate(tmp_path: Path) ->
 
 
 def test_languages_are_assigned(tmp_path: Path) -> None:
-    for rel in ["a.py", "b.ts", "c.tsx", "d.go", "e.rs", "f.java", "g.kt", "h.cs", "i.rb", "j.php", "k.cpp", "l.c", "m.md", "n.toml"]:
+    for rel in [
+        "a.py",
+        "b.ts",
+        "c.tsx",
+        "d.go",
+        "e.rs",
+        "f.java",
+        "g.kt",
+        "h.cs",
+        "i.rb",
+        "j.php",
+        "k.cpp",
+        "l.c",
+        "m.md",
+        "n.toml",
+    ]:
         write(tmp_path, rel, "x\n")
     langs = {f.path: f.language for f in discover(tmp_path, max_file_bytes=1 << 20).files}
     assert langs["a.py"] == "python" and langs["b.ts"] == "typescript" and langs["c.tsx"] == "tsx"

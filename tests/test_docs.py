@@ -33,7 +33,11 @@ def test_every_indexer_command_and_flag_is_documented() -> None:
 def test_every_mcp_tool_is_documented() -> None:
     manifest = json.loads((ROOT / "server.manifest.json").read_text())
     servers = manifest["servers"]
-    names = [t["name"] for server in (servers.values() if isinstance(servers, dict) else servers) for t in server["tools"]]
+    names = [
+        t["name"]
+        for server in (servers.values() if isinstance(servers, dict) else servers)
+        for t in server["tools"]
+    ]
     assert len(names) >= 20
     for name in names:
         assert re.search(rf"`{name}[`(]", README), f"tool {name} missing from README"

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from search_support import env, index, write_project
-
 from local_memory_search.tools import call_tool
+from search_support import env, index, write_project
 
 FILES = {
     "app/main.py": "from app.db import initialize\n\n\ndef main():\n    initialize()\n",

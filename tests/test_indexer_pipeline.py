@@ -13,7 +13,6 @@ from pathlib import Path
 import lancedb
 import numpy as np
 import pytest
-
 from local_memory_indexer import pipeline
 from local_memory_indexer.pipeline import index_project
 from local_memory_shared.config import load_settings
@@ -56,7 +55,7 @@ FILES = {
                     time.sleep(delay * 2 ** attempt)
             raise RuntimeError("gave up")
         ''',
-    "web/connect.ts": '''
+    "web/connect.ts": """
         export interface DbOptions { url: string; poolSize: number }
 
         export function initializeDatabase(options: DbOptions): Pool {
@@ -68,7 +67,7 @@ FILES = {
           constructor(private url: string) {}
           query(sql: string) { return fetchRows(this.url, sql); }
         }
-        ''',
+        """,
     "docs/guide.md": """
         # Guide
 
@@ -163,7 +162,9 @@ def test_reindex_is_incremental_and_ids_are_stable(env: Path, onnx: Embedder) ->
     assert again.chunks_embedded == 0
 
     client = project / "app/client.py"
-    client.write_text(client.read_text().replace("return {\"status\": 200, \"body\": body}", "return {\"status\": 201}"))
+    client.write_text(
+        client.read_text().replace('return {"status": 200, "body": body}', 'return {"status": 201}')
+    )
     (project / "notes.txt").unlink()
     third = index_project(project, embedder=onnx)
     assert third.files_parsed == 1 and third.files_deleted == 1
@@ -273,12 +274,24 @@ def test_cli_json_summary(env: Path) -> None:
         env={**__import__("os").environ},
     )
     data = json.loads(out.stdout)["data"]
-    for key in ("files_parsed", "files_unchanged", "files_skipped", "chunks_written", "chunks_embedded", "chunks_reused", "languages", "seconds"):
+    for key in (
+        "files_parsed",
+        "files_unchanged",
+        "files_skipped",
+        "chunks_written",
+        "chunks_embedded",
+        "chunks_reused",
+        "languages",
+        "seconds",
+    ):
         assert key in data
     assert data["files_parsed"] == 1 and data["files_skipped"] == {"secret": 1}
     assert data["languages"] == {"python": 1}
     listed = subprocess.run(
-        [sys.executable, "-m", "local_memory_indexer.cli", "list", "--json"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "local_memory_indexer.cli", "list", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     projects = json.loads(listed.stdout)["results"]
     assert projects[0]["project_path"] == str(project.resolve()) and projects[0]["chunks"] == 1
@@ -321,7 +334,9 @@ def test_incremental_on_a_real_git_repository(env: Path, onnx: Embedder) -> None
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "one"], check=True)
     first = index_project(project, embedder=onnx)
-    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    head = subprocess.run(
+        [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert {r["last_commit_hash"] for r in lance_rows(project, first.published_version)} == {head}
 
     assert index_project(project, embedder=onnx).chunks_embedded == 0  # nothing changed

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import lancedb
 import pytest
-
 from local_memory_shared.paths import project_paths
 
 pytestmark = pytest.mark.slow
@@ -57,7 +56,9 @@ def published(state_db: Path) -> tuple[str | None, int | None]:
     return (row[0], row[1]) if row else (None, None)
 
 
-def wait_mid_run(proc: subprocess.Popen[str], state_db: Path, after_version: int | None, timeout: float = 120) -> int:
+def wait_mid_run(
+    proc: subprocess.Popen[str], state_db: Path, after_version: int | None, timeout: float = 120
+) -> int:
     """Block until the run is 'indexing' and has published a batch beyond ``after_version``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -86,7 +87,11 @@ def mirror_ids(state_db: Path) -> set[str]:
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     # One ONNX thread makes the run slow enough to catch mid-way on any machine.
-    return {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path / "data"), "LOCAL_MEMORY_EMBED_THREADS": "1"}
+    return {
+        **os.environ,
+        "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path / "data"),
+        "LOCAL_MEMORY_EMBED_THREADS": "1",
+    }
 
 
 def test_second_writer_is_refused_and_first_run_is_unharmed(tmp_path: Path, env: dict[str, str]) -> None:

@@ -171,7 +171,14 @@ def test_keyword_query_drops_prose_function_words_and_index_languages_only_in_pr
 
 
 def test_exact_names_also_ask_for_their_definition():
-    assert fts_query_text("index_project", frozenset()).split() == ["index_project", "index", "project", "defindexproject"]
+    assert fts_query_text("index_project", frozenset()).split() == [
+        "index_project",
+        "index",
+        "project",
+        "defindexproject",
+    ]
     assert "defclientsend" in fts_query_text("where is Client.send retried", frozenset()).split()
     # prose words are not names: no definition terms for them
-    assert not any(w.startswith("def") for w in fts_query_text("how are retries handled here", frozenset()).split())
+    assert not any(
+        w.startswith("def") for w in fts_query_text("how are retries handled here", frozenset()).split()
+    )

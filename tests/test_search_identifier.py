@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from search_support import env, index, write_project
-
 from local_memory_search.tools import call_tool
+from search_support import env, index, write_project
 
 MENTIONS = {
     f"tools/mention_{i}.py": f'''
@@ -41,7 +40,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_exact_identifier_ranks_its_definition_first(project: tuple[Path, Path], tool: str) -> None:
     proj, data = project
     with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(data)):
-        answer = call_tool(tool, {"project_path": str(proj), "query": "index_project", "cache_bust": True, "gap_threshold": 0})
+        answer = call_tool(
+            tool,
+            {"project_path": str(proj), "query": "index_project", "cache_bust": True, "gap_threshold": 0},
+        )
     assert answer["ok"], answer
     top = answer["results"][0]
     assert (top["file_path"], top["symbol_name"]) == ("core/pipeline.py", "index_project")

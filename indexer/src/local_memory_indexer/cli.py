@@ -19,7 +19,14 @@ class RichProgress:
 
     def __init__(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self._progress = Progress(
             TextColumn("[bold]{task.description:<8}"),
@@ -58,7 +65,9 @@ def _print_summary(summary: IndexSummary) -> None:
     phases = ", ".join(f"{k} {v:.2f}s" for k, v in s.seconds.items())
     state = "cancelled" if s.cancelled else "done"
     print(f"{state}: {s.project_path}  ({s.backend}/{s.model}, {s.dimension}d)")
-    print(f"  files: {s.files_parsed} parsed, {s.files_unchanged} unchanged, {s.files_deleted} deleted, {s.files_failed} failed")
+    print(
+        f"  files: {s.files_parsed} parsed, {s.files_unchanged} unchanged, {s.files_deleted} deleted, {s.files_failed} failed"
+    )
     print(f"  skipped: {skipped}")
     print(
         f"  chunks: {s.chunks_written} written, {s.chunks_embedded} embedded, {s.chunks_reused} reused, "
@@ -79,7 +88,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     show_bar = not args.json and not args.quiet and sys.stderr.isatty()
     if show_bar:
         with RichProgress() as bar:
-            summary = index_project(args.path, settings=settings, full=args.full, rebuild=args.rebuild, progress=bar)
+            summary = index_project(
+                args.path, settings=settings, full=args.full, rebuild=args.rebuild, progress=bar
+            )
     else:
         summary = index_project(args.path, settings=settings, full=args.full, rebuild=args.rebuild)
     if args.json:
@@ -126,8 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     p = sub.add_parser("index", help="index (or incrementally re-index) a project")
     p.add_argument("path", help="project folder")
-    p.add_argument("--full", action="store_true", help="re-parse every file (embeddings still come from the cache)")
-    p.add_argument("--rebuild", action="store_true", help="drop the index and rebuild it (required to switch model)")
+    p.add_argument(
+        "--full", action="store_true", help="re-parse every file (embeddings still come from the cache)"
+    )
+    p.add_argument(
+        "--rebuild", action="store_true", help="drop the index and rebuild it (required to switch model)"
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(func=cmd_index)
@@ -156,7 +171,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``local-memory-indexer``."""
     argv = sys.argv[1:] if argv is None else argv
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
     if not argv:
         from .server import main as serve
 

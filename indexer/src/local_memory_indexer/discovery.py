@@ -301,5 +301,7 @@ def _walk(
             out.skipped["unreadable"] += 1
             continue
         out.files.append(
-            SourceFile(path=rel, abs_path=path, size=fst.st_size, mtime=fst.st_mtime, language=language_for_path(rel))
+            SourceFile(
+                path=rel, abs_path=path, size=fst.st_size, mtime=fst.st_mtime, language=language_for_path(rel)
+            )
         )

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-
 from local_memory_shared.config import Settings, load_settings
 from local_memory_shared.embedding import embedder_from_settings
 from local_memory_shared.embedding.base import Embedder
@@ -122,7 +121,11 @@ def git_head(root: Path) -> str:
     """HEAD commit of ``root`` when it is a git work tree, else ''."""
     try:
         out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return ""
@@ -135,9 +138,19 @@ _CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 def fts_text(file_path: str, symbol_name: str, summary: str, text: str) -> str:
     """BM25 text: path words, the symbol, the summary, the text, and camelCase parts split out."""
-    extra = sorted({part.lower() for ident in _CAMEL.findall(f"{symbol_name} {text}") for part in _CAMEL_PARTS.findall(ident)})
-    defines = [term for name in symbol_name.split("+") for term in definition_terms(name)]  # merged siblings: a+b
-    return "\n".join((file_path.replace("/", " "), symbol_name, " ".join(defines), summary, text, " ".join(extra)))
+    extra = sorted(
+        {
+            part.lower()
+            for ident in _CAMEL.findall(f"{symbol_name} {text}")
+            for part in _CAMEL_PARTS.findall(ident)
+        }
+    )
+    defines = [
+        term for name in symbol_name.split("+") for term in definition_terms(name)
+    ]  # merged siblings: a+b
+    return "\n".join(
+        (file_path.replace("/", " "), symbol_name, " ".join(defines), summary, text, " ".join(extra))
+    )
 
 
 def embed_text(chunk: dict[str, Any]) -> str:
@@ -169,7 +182,9 @@ class _Timer:
         try:
             yield
         finally:
-            self.summary.seconds[name] = round(self.summary.seconds.get(name, 0.0) + time.perf_counter() - start, 4)
+            self.summary.seconds[name] = round(
+                self.summary.seconds.get(name, 0.0) + time.perf_counter() - start, 4
+            )
 
 
 def index_project(
@@ -263,7 +278,9 @@ class _Run:
 
     # -- the run -----------------------------------------------------------------------------
     def run(self, *, full: bool, rebuild: bool) -> IndexSummary:
-        summary = IndexSummary(self.project, self.embedder.backend, self.embedder.model, self.embedder.dimension)
+        summary = IndexSummary(
+            self.project, self.embedder.backend, self.embedder.model, self.embedder.dimension
+        )
         timer = _Timer(summary, self.progress)
         self._check_provenance(rebuild)
         store = ChunkStore(self.paths.lance_dir, self.embedder.dimension)
@@ -311,14 +328,18 @@ class _Run:
         summary.published_version = self._published()
         summary.chunks_total = int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
         summary.languages = dict(
-            self.conn.execute("SELECT language, COUNT(*) FROM chunks GROUP BY language ORDER BY 2 DESC").fetchall()
+            self.conn.execute(
+                "SELECT language, COUNT(*) FROM chunks GROUP BY language ORDER BY 2 DESC"
+            ).fetchall()
         )
         return summary
 
     def _diff(
         self, files: list[SourceFile], full: bool, summary: IndexSummary
     ) -> tuple[list[tuple[SourceFile, bytes, str]], list[str]]:
-        known = {row["path"]: row for row in self.conn.execute("SELECT path, content_hash, size, mtime FROM files")}
+        known = {
+            row["path"]: row for row in self.conn.execute("SELECT path, content_hash, size, mtime FROM files")
+        }
         self._known = frozenset(known)
         changed: list[tuple[SourceFile, bytes, str]] = []
         touched: list[tuple[float, str]] = []
@@ -346,7 +367,9 @@ class _Run:
         deleted = sorted(p for p in known if p not in on_disk)
         return changed, deleted
 
-    def _batches(self, changed: list[tuple[SourceFile, bytes, str]]) -> Iterator[list[tuple[SourceFile, bytes, str]]]:
+    def _batches(
+        self, changed: list[tuple[SourceFile, bytes, str]]
+    ) -> Iterator[list[tuple[SourceFile, bytes, str]]]:
         batch: list[tuple[SourceFile, bytes, str]] = []
         approx_chunks = 0
         limit = min(FIRST_BATCH_FILES, BATCH_FILES)
@@ -393,9 +416,13 @@ class _Run:
                 summary.files_parsed += 1
         with timer.phase("graph"):
             for f, data, _ in batch:
-                spans = [(r["chunk_id"], r["start_line"], r["end_line"]) for r in rows if r["file_path"] == f.path]
+                spans = [
+                    (r["chunk_id"], r["start_line"], r["end_line"]) for r in rows if r["file_path"] == f.path
+                ]
                 try:
-                    graphs.append((f.path, f.language, graph.extract_file_graph(f.path, data, f.language), spans))
+                    graphs.append(
+                        (f.path, f.language, graph.extract_file_graph(f.path, data, f.language), spans)
+                    )
                 except Exception as exc:
                     log.exception("graph extraction failed for %s", f.path)
                     summary.errors.append(f"{f.path}: graph extraction failed: {exc}")
@@ -412,7 +439,8 @@ class _Run:
                 for path, language, fg, spans in graphs:
                     graph.write_file_graph(self.conn, path, language, fg, spans, project_files)
                 self.conn.execute(
-                    "UPDATE projects SET published_version = ? WHERE project_path = ?", (store.version, self.project)
+                    "UPDATE projects SET published_version = ? WHERE project_path = ?",
+                    (store.version, self.project),
                 )
             summary.chunks_written += len(rows)
             summary.chunks_deleted += max(0, old_count - len(rows))
@@ -423,7 +451,8 @@ class _Run:
             part = file_paths[i : i + 500]
             marks = ",".join("?" * len(part))
             for row in self.conn.execute(
-                f"SELECT chunk_id, content_hash, updated_at FROM chunks WHERE file_path IN ({marks})", part  # noqa: S608
+                f"SELECT chunk_id, content_hash, updated_at FROM chunks WHERE file_path IN ({marks})",
+                part,  # noqa: S608
             ):
                 out[row["chunk_id"]] = (row["content_hash"], row["updated_at"])
         return out
@@ -433,7 +462,9 @@ class _Run:
         for i in range(0, len(file_paths), 500):
             part = file_paths[i : i + 500]
             marks = ",".join("?" * len(part))
-            total += self.conn.execute(f"SELECT COUNT(*) FROM chunks WHERE file_path IN ({marks})", part).fetchone()[0]  # noqa: S608
+            total += self.conn.execute(
+                f"SELECT COUNT(*) FROM chunks WHERE file_path IN ({marks})", part
+            ).fetchone()[0]  # noqa: S608
         return int(total)
 
     def _chunk_row(
@@ -546,10 +577,24 @@ class _Run:
             "content_hash, schema_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (
-                    r["chunk_id"], r["file_path"], r["chunk_index"], r["language"], r["file_extension"],
-                    r["chunk_kind"], r["symbol_name"], r["class_name"], r["function_name"], r["start_line"],
-                    r["end_line"], r["text"], r["summary"], json.dumps(r["tags"]), r["updated_at"],
-                    r["last_commit_hash"], r["content_hash"], r["schema_version"],
+                    r["chunk_id"],
+                    r["file_path"],
+                    r["chunk_index"],
+                    r["language"],
+                    r["file_extension"],
+                    r["chunk_kind"],
+                    r["symbol_name"],
+                    r["class_name"],
+                    r["function_name"],
+                    r["start_line"],
+                    r["end_line"],
+                    r["text"],
+                    r["summary"],
+                    json.dumps(r["tags"]),
+                    r["updated_at"],
+                    r["last_commit_hash"],
+                    r["content_hash"],
+                    r["schema_version"],
                 )
                 for r in rows
             ],
@@ -572,7 +617,8 @@ class _Run:
                 )
             else:
                 self.conn.execute(
-                    "UPDATE projects SET published_version = ? WHERE project_path = ?", (version, self.project)
+                    "UPDATE projects SET published_version = ? WHERE project_path = ?",
+                    (version, self.project),
                 )
 
     def _published(self) -> int | None:
@@ -584,7 +630,8 @@ class _Run:
     def _set_status(self, status: str) -> None:
         try:
             with self._txn():
-                self.conn.execute("UPDATE projects SET status = ? WHERE project_path = ?", (status, self.project))
+                self.conn.execute(
+                    "UPDATE projects SET status = ? WHERE project_path = ?", (status, self.project)
+                )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot record status: {exc}") from exc
-

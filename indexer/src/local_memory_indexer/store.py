@@ -14,7 +14,6 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS
-
 from local_memory_shared.errors import StoreError
 from local_memory_shared.schema import CHUNKS_TABLE, FTS_COLUMN, VECTOR_COLUMN, chunk_arrow_schema
 
@@ -53,7 +52,9 @@ class ChunkStore:
     def count(self) -> int:
         return int(self.table.count_rows())
 
-    def replace_files(self, file_paths: Sequence[str], rows: list[dict[str, Any]], vectors: np.ndarray) -> None:
+    def replace_files(
+        self, file_paths: Sequence[str], rows: list[dict[str, Any]], vectors: np.ndarray
+    ) -> None:
         """Delete every row of ``file_paths`` and add ``rows`` (with ``vectors``)."""
         try:
             for batch in _batched(list(file_paths), 500):
@@ -66,7 +67,9 @@ class ChunkStore:
 
     def _to_arrow(self, rows: list[dict[str, Any]], vectors: np.ndarray) -> pa.Table:
         schema = chunk_arrow_schema(self.dimension)
-        columns: dict[str, Any] = {name: [r[name] for r in rows] for name in schema.names if name != VECTOR_COLUMN}
+        columns: dict[str, Any] = {
+            name: [r[name] for r in rows] for name in schema.names if name != VECTOR_COLUMN
+        }
         flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
         columns[VECTOR_COLUMN] = pa.FixedSizeListArray.from_arrays(flat, self.dimension)
         return pa.Table.from_pydict(columns, schema=schema)
@@ -84,7 +87,9 @@ class ChunkStore:
             if rows and (full or not self.has_fts_index()):
                 self.table.create_index(
                     FTS_COLUMN,
-                    config=FTS(base_tokenizer="simple", stem=True, remove_stop_words=False, max_token_length=64),
+                    config=FTS(
+                        base_tokenizer="simple", stem=True, remove_stop_words=False, max_token_length=64
+                    ),
                     replace=True,
                 )
             if rows >= ANN_MIN_ROWS and (full or not self.has_vector_index()):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from functools import lru_cache
+from functools import cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -67,7 +67,7 @@ def language_for_path(path: str) -> str:
     return EXTENSION_LANGUAGE.get(suffix, "text")
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_language(language: str) -> Any:
     """The tree-sitter Language object for our language tag."""
     from tree_sitter_languages import get_language as _get_language

@@ -65,12 +65,16 @@ def _run(project_path: str | None, settings: Settings, query: Callable[[Any], Gr
 
 def find_callers_tool(params: FindCallersParams, settings: Settings) -> ToolOutput:
     """The find_callers tool."""
-    return _run(params.project_path, settings, lambda conn: graph.find_callers(conn, params.symbol_name, params.depth))
+    return _run(
+        params.project_path, settings, lambda conn: graph.find_callers(conn, params.symbol_name, params.depth)
+    )
 
 
 def find_callees_tool(params: FindCalleesParams, settings: Settings) -> ToolOutput:
     """The find_callees tool."""
-    return _run(params.project_path, settings, lambda conn: graph.find_callees(conn, params.symbol_name, params.depth))
+    return _run(
+        params.project_path, settings, lambda conn: graph.find_callees(conn, params.symbol_name, params.depth)
+    )
 
 
 def get_import_graph_tool(params: GetImportGraphParams, settings: Settings) -> ToolOutput:

@@ -31,7 +31,9 @@ def warning(code: str, message: str) -> dict[str, str]:
     return Warning_(code, message).to_dict()
 
 
-def ok(*, results: Any = None, data: Any = None, warnings: list[dict[str, str]] | None = None, **extra: Any) -> dict[str, Any]:
+def ok(
+    *, results: Any = None, data: Any = None, warnings: list[dict[str, str]] | None = None, **extra: Any
+) -> dict[str, Any]:
     """A success envelope with ``results`` (lists of hits) or ``data`` (one object)."""
     out: dict[str, Any] = {"ok": True}
     if results is not None:

@@ -29,6 +29,7 @@ def definition_terms(name: str) -> list[str]:
     keys = {"".join(parts), parts[-1]} if parts else set()
     return sorted("def" + k for k in (re.sub(r"[^0-9a-z]", "", k.lower()) for k in keys) if k)
 
+
 #: Chunk fields an agent can see (``fields`` / ``exclude_fields`` choose among these).
 CHUNK_FIELDS: tuple[str, ...] = (
     "chunk_id",
