@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-import re
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -70,65 +70,24 @@ def shared_embedder(settings: Settings) -> Any:
     return _EMBEDDERS[key]
 
 
-def seed_embed_cache(project: Path, settings: Settings, model_key: str) -> int:
-    """Copy cached vectors of ``model_key`` from every other index under ``bench/cache`` into ``project``'s.
-
-    The indexer's embedding cache is keyed by (model, hash of the exact text embedded), so a
-    seeded entry is precisely the vector the same model gives the same text: quality figures
-    are unchanged, only the time to embed again is saved. Returns the rows added.
-    """
-    from local_memory_shared.state import open_state_rw
-
-    from .corpora import CACHE_DIR
-
-    target = project_paths(settings.data_root, project).state_db
-    donors = sorted(
-        path
-        for path in {*CACHE_DIR.glob("*/projects/*/state.db"), *CACHE_DIR.glob("*/*/projects/*/state.db")}
-        # Replicated latency corpora (``<name>-x10``) only hold copies of vectors found elsewhere.
-        if not re.search(r"-x\d+-[0-9a-f]{12}$", path.parent.name)
-    )
-    conn = open_state_rw(target)
-    added = 0
-    try:
-        for donor in donors:
-            if donor.resolve() == target.resolve():
-                continue
-            try:
-                conn.execute("ATTACH DATABASE ? AS donor", (f"file:{donor}?mode=ro",))
-            except sqlite3.Error:
-                continue
-            try:
-                before = conn.total_changes
-                conn.execute(
-                    "INSERT OR IGNORE INTO main.embed_cache(model_key, text_hash, vector) "
-                    "SELECT model_key, text_hash, vector FROM donor.embed_cache WHERE model_key = ?",
-                    (model_key,),
-                )
-                added += conn.total_changes - before
-            except sqlite3.Error as exc:
-                log.debug("no cache from %s: %s", donor, exc)
-            finally:
-                conn.execute("DETACH DATABASE donor")
-    finally:
-        conn.close()
-    return added
-
-
 def index(
-    project: Path, settings: Settings, *, full: bool = False, fresh_embedder: bool = False, seed: bool = False
+    project: Path, settings: Settings, *, full: bool = False, fresh_embedder: bool = False
 ) -> dict[str, Any]:
     """Index ``project`` with the real pipeline; returns the IndexSummary as a dict.
 
-    ``seed`` first copies matching cached vectors from other bench indexes (see :func:`seed_embed_cache`).
+    A bench index is disposable: one the current build refuses (another schema build or model)
+    is dropped and rebuilt rather than failing the run.
     """
     from local_memory_indexer.pipeline import index_project
+    from local_memory_shared.errors import ProvenanceMismatch
 
     embedder = None if fresh_embedder else shared_embedder(settings)
-    if seed:
-        key = (embedder or shared_embedder(settings)).model_key
-        log.info("seeded %d cached vectors into %s", seed_embed_cache(project, settings, key), project.name)
-    summary = index_project(project, settings=settings, full=full, embedder=embedder)
+    try:
+        summary = index_project(project, settings=settings, full=full, embedder=embedder)
+    except ProvenanceMismatch as exc:
+        log.warning("dropping the bench index of %s: %s", project.name, exc)
+        shutil.rmtree(project_paths(settings.data_root, project).dir, ignore_errors=True)
+        summary = index_project(project, settings=settings, full=full, embedder=embedder)
     out = summary.to_dict()
     if out.get("errors"):
         log.warning(

@@ -66,7 +66,7 @@ def pick_change_target(project: Path) -> Path:
     return candidates[len(candidates) // 2]
 
 
-def run_indexing(project: Path, settings: Settings, *, seed: bool = False) -> dict[str, Any]:
+def run_indexing(project: Path, settings: Settings) -> dict[str, Any]:
     """Full index, no-change re-index and one-file-change re-index of ``project``."""
     t0 = time.perf_counter()
     harness.shared_embedder(settings).embed_documents(["warm up the model"])
@@ -74,10 +74,9 @@ def run_indexing(project: Path, settings: Settings, *, seed: bool = False) -> di
     out: dict[str, Any] = {
         "project": project.name,
         "model_load_seconds": round(model_load, 2),
-        "seeded_cache": seed,
     }
     t0 = time.perf_counter()
-    full = harness.index(project, settings, seed=seed)
+    full = harness.index(project, settings)
     out["full"] = _rates(full, time.perf_counter() - t0)
     t0 = time.perf_counter()
     again = harness.index(project, settings)

@@ -163,7 +163,6 @@ def cosqa_sets(
 def run_cosqa(settings: Settings, *, smoke: bool) -> dict[str, Any]:
     """CoSQA with docstrings kept and blanked."""
     functions, raw_queries = cosqa_sets(n_queries=30 if smoke else None, corpus_size=150 if smoke else None)
-    # Layout and bytes match bench/search_quality.py's CoSQA corpus, so vectors cached there are reused.
     queries = [Query(qid, text, ((f"corpus/f{idx:05d}.py", 1, 10**6),)) for qid, text, idx in raw_queries]
     results: dict[str, Any] = {}
     for variant, rewrite in (("cosqa", None), ("cosqa-nodoc", strip_docstrings)):
@@ -174,7 +173,7 @@ def run_cosqa(settings: Settings, *, smoke: bool) -> dict[str, Any]:
         }
         _write_tree(project, files)
         started = time.perf_counter()
-        summary = harness.index(project, settings, full=True, seed=True)
+        summary = harness.index(project, settings, full=True)
         res = evaluate(project, settings, queries, depth=50 if smoke else 100)
         res["index_seconds"] = round(time.perf_counter() - started, 1)
         res["chunks"] = summary.get("chunks_total")
@@ -249,7 +248,7 @@ def run_docq(settings: Settings, *, smoke: bool) -> dict[str, Any]:
         for variant, files in (("docq-strip", stripped), ("docq-mask", masked)):
             project = WORK_DIR / f"{'smoke-' if smoke else ''}{variant}" / corpus.root.name
             _write_tree(project, files)
-            harness.index(project, settings, full=True, seed=True)
+            harness.index(project, settings, full=True)
             res = evaluate(project, settings, queries, depth=50)
             res["dropped_candidates"] = dropped
             res["example_queries"] = [q.text for q in queries[:3]]
@@ -305,7 +304,7 @@ def run_questions(settings: Settings, *, smoke: bool) -> dict[str, Any]:
             if smoke:
                 # Smoke: index the library sources only (every answer lives there).
                 (project / ".localmemoryignore").write_text("/*\n!/src/\n")
-        harness.index(project, settings, full=True, seed=True)
+        harness.index(project, settings, full=True)
         results["corpora"][key] = evaluate(project, settings, queries, depth=50)
     results["overall"] = _pool(results["corpora"])
     return results

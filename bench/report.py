@@ -89,8 +89,7 @@ def _per_corpus(doc: dict[str, Any], section: str, label: str) -> tuple[list[str
     for name, res in corpora.items():
         cells: list[Any] = [name, res["queries"]]
         for m in methods:
-            level = "span" if m in TOOLS else "file"
-            cells.append(res["methods"].get(m, {}).get(level, {}).get("ndcg@10"))
+            cells.append(res["methods"].get(m, {}).get("file", {}).get("ndcg@10"))
         rows.append(cells)
     return ["corpus", "queries", *methods], rows
 
@@ -122,10 +121,12 @@ def render(doc: dict[str, Any], markdown: bool) -> str:
             lines.append(
                 ""
                 if markdown
-                else "   nDCG@10 per corpus (span level for our tools, file level for baselines):"
+                else "   nDCG@10 per corpus, file level for every method (comparable with the baselines):"
             )
             if markdown:
-                lines.append("nDCG@10 per corpus (span level for our tools, file level for baselines):\n")
+                lines.append(
+                    "nDCG@10 per corpus, file level for every method (comparable with the baselines):\n"
+                )
             lines += _table(per_corpus[0], per_corpus[1], markdown)
     lat = secs.get("latency")
     if lat:
@@ -165,6 +166,8 @@ def render(doc: dict[str, Any], markdown: bool) -> str:
             rows,
             markdown,
         )
+        if markdown:
+            lines.append("")  # a list right after a table needs a blank line in Markdown
         for tier, t in lat["tiers"].items():
             lines.append(
                 f"{'- ' if markdown else '   '}{tier} chunks: {t['vectors']}; warm n={t['queries']}, "
@@ -216,8 +219,10 @@ def render(doc: dict[str, Any], markdown: bool) -> str:
             rows,
             markdown,
         )
+        if markdown:
+            lines.append("")
         lines.append(
-            f"{'- ' if markdown else '   '}phase cells: seconds (files/s | chunks/s); the embed cell's chunks/s counts "
+            f"{'- ' if markdown else '   '}phase cells: seconds (files/s; chunks/s); the embed cell's chunks/s counts "
             "only chunks really embedded (not cache hits)"
         )
     iso = secs.get("isolation")
@@ -276,7 +281,7 @@ def _phase(phases: dict[str, Any], name: str) -> str:
     if not p:
         return "–"
     chunks_rate = p.get("embedded_chunks_per_s", p.get("chunks_per_s"))
-    rate = f" ({_fmt(p.get('files_per_s'), 0)} | {_fmt(chunks_rate, 0)})" if p["seconds"] >= 0.05 else ""
+    rate = f" ({_fmt(p.get('files_per_s'), 0)}; {_fmt(chunks_rate, 0)})" if p["seconds"] >= 0.05 else ""
     return f"{p['seconds']:.2f}{rate}"
 
 
@@ -291,10 +296,18 @@ def render_markdown(doc: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    """``python -m bench.report RESULTS.json [--markdown]``."""
+    """``python -m bench.report RESULTS.json [MORE.json ...] [--markdown]``.
+
+    With several runs, each is rendered in turn; a section that failed in one run but was
+    measured in another is shown once, from the run that measured it.
+    """
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    doc = json.loads(Path(args[0]).read_text())
-    sys.stdout.write(render(doc, markdown="--markdown" in sys.argv))
+    docs = [json.loads(Path(a).read_text()) for a in args]
+    measured = {name for d in docs for name in d.get("sections", {})}
+    for doc in docs:
+        doc["errors"] = {k: v for k, v in doc.get("errors", {}).items() if k not in measured}
+        doc["commands"] = {k: v for k, v in doc.get("commands", {}).items() if k in doc.get("sections", {})}
+        sys.stdout.write(render(doc, markdown="--markdown" in sys.argv) + "\n")
 
 
 if __name__ == "__main__":

@@ -70,8 +70,9 @@ def run(mode: str, sections: list[str], out_dir: Path) -> dict[str, Any]:
         "errors": {},
     }
     run_root = CACHE_DIR / f"run-{mode}"
-    # The writer benches (indexing, latency, isolation) always start from an empty data root.
-    shutil.rmtree(run_root, ignore_errors=True)
+    # Indexing always starts from an empty data root; latency/isolation alone reuse its index.
+    if "indexing" in sections:
+        shutil.rmtree(run_root, ignore_errors=True)
     run_data = run_root / "data"
     # Quality indexes persist between runs: their embedding caches make a re-run cheap, and
     # each run still re-parses every file (full=True), so chunking changes are always picked up.
@@ -105,7 +106,7 @@ def run(mode: str, sections: list[str], out_dir: Path) -> dict[str, Any]:
             else:
                 scale.prepare_scale_tree(scale_project, scale_key)
         with harness.data_root(run_data) as settings:
-            harness.index(scale_project, settings, seed=not smoke)
+            harness.index(scale_project, settings)
 
     def do_indexing() -> dict[str, Any]:
         if scale_sub:
@@ -154,6 +155,10 @@ def run(mode: str, sections: list[str], out_dir: Path) -> dict[str, Any]:
         needs_scale_index()
         other_key, other_sub = knobs["other_corpus"]
         other = scale.prepare_small_tree(run_root / "other" / other_key, other_key, other_sub)
+        # "Fresh" means no index at all, so the writer really embeds while the searcher is measured.
+        from local_memory_shared.paths import project_paths
+
+        shutil.rmtree(project_paths(run_data, other).dir, ignore_errors=True)
         res = isolation.run_isolation(scale_project, other, run_data, n_idle=knobs["isolation_idle"])
         res["project_chunks"] = _chunk_count(scale_project, run_data)
         return res

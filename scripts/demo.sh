@@ -8,8 +8,8 @@ echo "== indexing $project into ${LOCAL_VECTOR_SEARCH_DATA_ROOT:-~/.agent-forge/
 "$bin/local-memory-indexer" index "$project"
 echo
 echo "== re-index (incremental: nothing changed)"
-"$bin/local-memory-indexer" index "$project" --quiet --json | "$bin/python" -c \
-  'import json,sys; d=json.load(sys.stdin)["data"]; print(f"parsed {d[\"files_parsed\"]}, unchanged {d[\"files_unchanged\"]}, embedded {d[\"chunks_embedded\"]}")'
+"$bin/local-memory-indexer" index "$project" --json | "$bin/python" -c \
+  'import json, sys; d = json.load(sys.stdin)["data"]; print("parsed %(files_parsed)d, unchanged %(files_unchanged)d, embedded %(chunks_embedded)d chunks" % d)'
 ask() {
   echo
   echo "== $1: \"$2\""
