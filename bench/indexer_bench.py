@@ -23,7 +23,13 @@ django==5.1.4``, sha256-checked, cached under ``bench/cache/``):
 ``reindex``
     a ~3,000-file sample indexed by the real pipeline with :class:`HashEmbedder` (deterministic
     hash vectors, NOT the model, so the build takes seconds): its no-change re-index time (goal
-    < 2 s) and a one-file change. No-change embeds nothing, so the embedder does not affect it.
+    < 2 s) in-process and in a fresh interpreter (the CLI's cost minus the model load, which
+    ``pipeline`` times), and a one-file change. No-change embeds nothing, so the embedder does
+    not affect it.
+
+Wall times on a shared 2-core machine swing with other load, so every comparison also reports
+CPU seconds of this process and the load average. The Django pin lives here rather than in
+``corpora.json`` (owned elsewhere); the fetch reuses ``corpora``'s download and checksum helpers.
 
 Every figure is printed with the command that reproduces it; the JSON goes to
 ``bench/results/indexer_bench.json`` (``indexer_bench-quick.json`` for ``--quick``).

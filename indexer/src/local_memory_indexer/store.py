@@ -97,7 +97,9 @@ class ChunkStore:
                     metric="cosine",
                     vector_column_name=VECTOR_COLUMN,
                     index_type="IVF_PQ",
-                    num_partitions=max(16, int(math.sqrt(rows))),
+                    num_partitions=max(
+                        16, min(int(math.sqrt(rows)), rows // 256)
+                    ),  # LanceDB trains ~256 rows/partition
                     num_sub_vectors=_sub_vectors(self.dimension),
                     replace=True,
                 )
