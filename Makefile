@@ -31,6 +31,7 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy shared/src indexer/src search/src
+	$(PY) scripts/manifest.py --check
 
 demo: install
 	LOCAL_VECTOR_SEARCH_DATA_ROOT="$${LOCAL_VECTOR_SEARCH_DATA_ROOT:-$(DEMO_DATA_ROOT)}" bash scripts/demo.sh "$(DEMO_PROJECT)"
