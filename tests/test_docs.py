@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from pathlib import Path
 
+import pytest
 from local_memory_indexer.cli import build_parser as indexer_parser
+from local_memory_search.cli import _parser as search_parser
 from local_memory_shared.config import ENV_VARS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,15 +22,19 @@ def test_every_env_var_is_documented() -> None:
             assert f"`{name}`" in README, f"{name} missing from README"
 
 
-def test_every_indexer_command_and_flag_is_documented() -> None:
-    parser = indexer_parser()
-    sub = next(a for a in parser._actions if a.dest == "command")
+@pytest.mark.parametrize(
+    ("prog", "make_parser"),
+    [("local-memory-indexer", indexer_parser), ("local-memory-search", search_parser)],
+)
+def test_every_cli_command_and_flag_is_documented(prog: str, make_parser) -> None:
+    parser = make_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     for name, cmd in sub.choices.items():
-        assert f"local-memory-indexer {name}" in README, name
+        assert f"{prog} {name}" in README, name
         for action in cmd._actions:
             for flag in action.option_strings:
                 if flag.startswith("--") and flag != "--help":
-                    assert flag in README, f"local-memory-indexer {name} {flag}"
+                    assert flag in README, f"{prog} {name} {flag}"
 
 
 def test_every_mcp_tool_is_documented() -> None:
