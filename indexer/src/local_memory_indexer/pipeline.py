@@ -44,6 +44,8 @@ PHASES = ("walk", "parse", "graph", "embed", "write", "index")
 #: A batch closes when it holds this many files or chunks; each batch is published.
 BATCH_FILES = 200
 BATCH_CHUNKS = 2000
+#: Fold freshly written rows into the FTS/vector indices after this many, mid-run.
+FOLD_EVERY_ROWS = 4000
 #: The first batch is small so a big first index answers its first queries within seconds.
 FIRST_BATCH_FILES = 16
 
@@ -298,17 +300,22 @@ class _Run:
             done = 0
             pending_deleted = list(deleted)
             new_table = store.count() == 0
+            folded_at = 0
             for batch in self._batches(changed):
                 self._check_cancel()
                 self._index_batch(batch, pending_deleted, store, project_files, commit, summary, timer)
                 pending_deleted = []
                 done += len(batch)
                 self.progress.files(done, total)
-                if new_table and not store.has_fts_index():
-                    # An early FTS index makes a big first index keyword-searchable after one batch.
+                written_since_fold = summary.chunks_written - folded_at
+                if (new_table and not store.has_fts_index()) or written_since_fold >= FOLD_EVERY_ROWS:
+                    # An early FTS index makes a big first index keyword-searchable after one batch;
+                    # folding new rows into the indices as we go keeps a searcher reading a published
+                    # version from scanning thousands of un-indexed rows during a long re-index.
                     with timer.phase("index"):
                         store.refresh_indices(full=False)
                         self._publish(store.version)
+                    folded_at = summary.chunks_written
             if pending_deleted:
                 self._index_batch([], pending_deleted, store, project_files, commit, summary, timer)
             if deleted or any(f.path not in self._known for f, _, _ in changed):
