@@ -9,10 +9,11 @@ import subprocess
 import sys
 import time
 
-DATA = "/work/main/bench/cache/run-full/data"
-PROJ = "/work/main/bench/cache/run-full/scale/sphinx"
+ROOT = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(ROOT, "cache/run-full/data")
+PROJ = os.path.join(ROOT, "cache/run-full/scale/sphinx")
 os.environ["LOCAL_VECTOR_SEARCH_DATA_ROOT"] = DATA
-from local_memory_search.tools import call_tool
+from local_memory_search.tools import call_tool  # noqa: E402 - reads the data root at import
 
 QS = [
     "build the html output",
