@@ -138,9 +138,8 @@ def test_first_index_writes_every_store_consistently(env: Path, onnx: Embedder) 
     assert send["function_name"] == "send" and send["chunk_kind"] == "method"
     assert "Send one invoice payload" in send["summary"]
     src = (project / "app/client.py").read_text().splitlines()
-    assert "\n".join(src[send["start_line"] - 1 : send["end_line"]]).strip() in send["text"].strip() or send[
-        "text"
-    ].strip() in "\n".join(src[send["start_line"] - 1 : send["end_line"]])
+    # a method chunk is exactly its source lines (1-based, inclusive)
+    assert send["text"].rstrip("\n") == "\n".join(src[send["start_line"] - 1 : send["end_line"]])
     assert len(send["vector"]) == 384 and abs(np.linalg.norm(send["vector"]) - 1) < 1e-3
     # the broken file still produced chunks, and the healthy method in it is found
     assert any(r["file_path"] == "broken.py" and r["symbol_name"] == "Ok.fine" for r in rows)

@@ -452,27 +452,22 @@ class _Run:
             summary.chunks_written += len(rows)
             summary.chunks_deleted += max(0, old_count - len(rows))
 
+    def _in_batches(self, sql: str, values: list[str], prefix: tuple[Any, ...] = ()) -> Iterator[sqlite3.Row]:
+        """Run ``sql`` (with one ``IN ({marks})``) over ``values`` in slices SQLite's variable limit allows."""
+        for i in range(0, len(values), 500):
+            part = values[i : i + 500]
+            yield from self.conn.execute(sql.format(marks=",".join("?" * len(part))), [*prefix, *part])
+
     def _previous_chunks(self, file_paths: list[str]) -> dict[str, tuple[str, str]]:
-        out: dict[str, tuple[str, str]] = {}
-        for i in range(0, len(file_paths), 500):
-            part = file_paths[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for row in self.conn.execute(
-                f"SELECT chunk_id, content_hash, updated_at FROM chunks WHERE file_path IN ({marks})",
-                part,  # noqa: S608
-            ):
-                out[row["chunk_id"]] = (row["content_hash"], row["updated_at"])
-        return out
+        sql = "SELECT chunk_id, content_hash, updated_at FROM chunks WHERE file_path IN ({marks})"
+        return {
+            row["chunk_id"]: (row["content_hash"], row["updated_at"])
+            for row in self._in_batches(sql, file_paths)
+        }
 
     def _count_chunks(self, file_paths: list[str]) -> int:
-        total = 0
-        for i in range(0, len(file_paths), 500):
-            part = file_paths[i : i + 500]
-            marks = ",".join("?" * len(part))
-            total += self.conn.execute(
-                f"SELECT COUNT(*) FROM chunks WHERE file_path IN ({marks})", part
-            ).fetchone()[0]  # noqa: S608
-        return int(total)
+        sql = "SELECT COUNT(*) FROM chunks WHERE file_path IN ({marks})"
+        return sum(int(row[0]) for row in self._in_batches(sql, file_paths))
 
     def _chunk_row(
         self, f: SourceFile, d: ChunkDraft, commit: str, previous: dict[str, tuple[str, str]]
@@ -544,17 +539,11 @@ class _Run:
     def _cache_get(self, hashes: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         key = self.embedder.model_key
-        unique = sorted(set(hashes))
-        for i in range(0, len(unique), 500):
-            part = unique[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for text_hash, blob in self.conn.execute(
-                f"SELECT text_hash, vector FROM embed_cache WHERE model_key = ? AND text_hash IN ({marks})",  # noqa: S608
-                [key, *part],
-            ):
-                vec = np.frombuffer(blob, dtype=np.float32)
-                if vec.shape[0] == self.embedder.dimension:
-                    out[text_hash] = vec
+        sql = "SELECT text_hash, vector FROM embed_cache WHERE model_key = ? AND text_hash IN ({marks})"
+        for text_hash, blob in self._in_batches(sql, sorted(set(hashes)), (key,)):
+            vec = np.frombuffer(blob, dtype=np.float32)
+            if vec.shape[0] == self.embedder.dimension:
+                out[text_hash] = vec
         return out
 
     def _cache_put(self, by_hash: dict[str, np.ndarray]) -> None:
@@ -572,10 +561,8 @@ class _Run:
         file_rows: list[tuple[Any, ...]],
         deleted: list[str],
     ) -> None:
-        for i in range(0, len(file_paths), 500):
-            part = file_paths[i : i + 500]
-            marks = ",".join("?" * len(part))
-            self.conn.execute(f"DELETE FROM chunks WHERE file_path IN ({marks})", part)  # noqa: S608
+        for _ in self._in_batches("DELETE FROM chunks WHERE file_path IN ({marks})", file_paths):
+            pass  # a DELETE yields no rows; iterating runs each slice
         if deleted:
             self.conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in deleted])
         self.conn.executemany(

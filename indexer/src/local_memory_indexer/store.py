@@ -107,14 +107,6 @@ class ChunkStore:
         except Exception as exc:
             raise StoreError(f"LanceDB index maintenance failed: {exc}") from exc
 
-    def drop_all(self) -> None:
-        """Remove the table (used by --rebuild and delete_project_index)."""
-        try:
-            self.db.drop_table(CHUNKS_TABLE)
-        except Exception as exc:
-            raise StoreError(f"cannot drop LanceDB table: {exc}") from exc
-        self.table = self.db.create_table(CHUNKS_TABLE, schema=chunk_arrow_schema(self.dimension))
-
 
 def remove_lance_dir(lance_dir: Path) -> None:
     """Delete a project's LanceDB folder entirely."""

@@ -1,8 +1,8 @@
 """What the Local Memory indexer and searcher share, and nothing more.
 
 Config (``config``), data-root layout (``paths``), the LanceDB/SQLite schema and
-``SCHEMA_VERSION`` (``schema``), the state DB helpers (``state``), chunk records
-(``records``), embedding backends (``embedding``), the response envelope (``envelope``)
+``SCHEMA_VERSION`` (``schema``), the state DB helpers (``state``),
+embedding backends (``embedding``), the response envelope (``envelope``)
 and the rooted exception tree (``errors``).
 """
 
