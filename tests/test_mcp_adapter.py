@@ -1,4 +1,4 @@
-"""The shared MCP adapter: argument validation, JSON-string coercion, envelopes, the bearer check."""
+"""The shared tool layer and MCP adapter: argument validation, JSON-string coercion, envelopes, bearer check."""
 
 from __future__ import annotations
 
@@ -8,13 +8,8 @@ import anyio
 import pytest
 from local_memory_search.server import build_server as build_search_server
 from local_memory_shared.errors import InvalidArgument
-from local_memory_shared.mcp_adapter import (
-    BearerTokenMiddleware,
-    coerce_json_strings,
-    envelope_result,
-    read_only_annotations,
-    validate_args,
-)
+from local_memory_shared.mcp_adapter import BearerTokenMiddleware, envelope_result, read_only_annotations
+from local_memory_shared.tooling import coerce_json_strings, validate_args
 from mcp_harness import memory_session
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -163,7 +163,8 @@ def test_call_tool_answers_a_structured_error_and_never_raises():
     assert env["error"]["code"] == "INVALID_ARGUMENT"
     assert env["error"]["field"] == "filters.file_path"
     assert env["warnings"] == []
-    assert call_tool("no_such_tool", {})["error"]["code"] == "NOT_FOUND"
+    # One code for an unknown tool on every surface (was NOT_FOUND here, INVALID_ARGUMENT over MCP).
+    assert call_tool("no_such_tool", {})["error"]["code"] == "INVALID_ARGUMENT"
     assert call_tool("get_chunk", None)["error"]["field"] == "chunk_id"
 
 

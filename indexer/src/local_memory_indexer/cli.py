@@ -9,7 +9,11 @@ import sys
 from typing import Any
 
 from local_memory_shared.config import load_settings
+from local_memory_shared.contract import INDEXER_HTTP_PORT
+from local_memory_shared.envelope import error
 from local_memory_shared.errors import LocalMemoryError
+from local_memory_shared.mcp_adapter import add_transport_args
+from local_memory_shared.tooling import ToolResult
 
 from .pipeline import IndexSummary, index_project
 
@@ -94,7 +98,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     else:
         summary = index_project(args.path, settings=settings, full=args.full, rebuild=args.rebuild)
     if args.json:
-        _emit({"ok": True, "data": summary.to_dict(), "warnings": []})
+        _emit(ToolResult(data=summary.to_dict()).envelope())
     elif not args.quiet:
         _print_summary(summary)
     return 0
@@ -105,7 +109,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     projects = list_projects(load_settings())
     if args.json:
-        _emit({"ok": True, "results": projects, "warnings": []})
+        _emit(ToolResult(results=projects).envelope())
     else:
         if not projects:
             print("no indexed projects under", load_settings().data_root)
@@ -122,7 +126,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
     result = delete_project_index(load_settings(), args.path)
     if args.json:
-        _emit({"ok": True, "data": result, "warnings": []})
+        _emit(ToolResult(data=result).envelope())
     else:
         print(f"deleted index of {result['project_path']}" if result["deleted"] else "no index to delete")
     return 0
@@ -154,9 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_delete)
     p = sub.add_parser("serve", help="run the MCP server (stdio by default)")
-    p.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio")
-    p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--token", default=None, help="bearer token required on HTTP (or LOCAL_MEMORY_HTTP_TOKEN)")
+    add_transport_args(p, INDEXER_HTTP_PORT)
     p.set_defaults(func=cmd_serve)
     return parser
 
@@ -188,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except LocalMemoryError as exc:
         if getattr(args, "json", False):
-            _emit({"ok": False, "error": exc.to_dict(), "warnings": []})
+            _emit(error(exc))
         else:
             print(f"error [{exc.code}]: {exc.message}", file=sys.stderr)
         return 1

@@ -13,16 +13,16 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from local_memory_shared.config import Settings
-from local_memory_shared.envelope import ok
 from local_memory_shared.errors import NotFound
 from local_memory_shared.schema import CHUNK_FIELDS, VECTOR_COLUMN
+from local_memory_shared.tooling import Paging, ToolResult
 
 from . import degradation as W
+from . import hybrid as hybrid_memos
 from .filters import lance_where
 from .hybrid import (
     CANDIDATE_DEPTH,
@@ -51,24 +51,15 @@ from .params import (
     SearchSemanticParams,
     SearchSimilarParams,
 )
+from .runtime import register_cache
 from .store import IndexReader, open_index, sql_str
+from .store import clear_caches as clear_table_caches
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class ToolOutput:
-    """What a tool answers before it is wrapped in the envelope."""
-
-    results: list[dict[str, Any]] | None = None
-    data: dict[str, Any] | None = None
-    warnings: list[dict[str, str]] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def envelope(self) -> dict[str, Any]:
-        """The contract-1.0 success envelope."""
-        return ok(results=self.results, data=self.data, warnings=list(self.warnings), **self.extra)
-
+#: The result type every tool answers (kept under its old name for existing imports).
+ToolOutput = ToolResult
 
 # -- result cache ---------------------------------------------------------------------------
 
@@ -107,7 +98,11 @@ class ResultCache:
             self._items.clear()
 
 
-RESULT_CACHE = ResultCache()
+RESULT_CACHE = register_cache("results", ResultCache())
+# Caches of modules that keep their own state: owned by the runtime through these hooks.
+register_cache("tables", clear_table_caches)
+register_cache("newest_updated_at", hybrid_memos._NEWEST)
+register_cache("index_languages", hybrid_memos._LANGUAGES)
 
 
 # -- shaping --------------------------------------------------------------------------------
@@ -144,17 +139,6 @@ def shape_chunk(
     if score is not None and (wanted is None or "score" in wanted) and "score" not in excluded:
         out["score"] = score
     return out
-
-
-def _paging(offset: int, limit: int, total: int) -> dict[str, Any]:
-    has_more = offset + limit < total
-    return {
-        "offset": offset,
-        "limit": limit,
-        "total": total,
-        "has_more": has_more,
-        "next_offset": offset + limit if has_more else None,
-    }
 
 
 def _no_match_warning(reader: IndexReader, query: str, filtered: bool) -> dict[str, str]:
@@ -207,7 +191,8 @@ def _page_from_ranking(
     return ToolOutput(
         results=results,
         warnings=warnings,
-        extra={**_paging(params.offset, params.limit, len(kept)), "search": meta},
+        paging=Paging(params.offset, params.limit, len(kept)),
+        extra={"search": meta},
     )
 
 

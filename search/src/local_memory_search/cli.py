@@ -1,7 +1,7 @@
 """``local-memory-search``: the MCP server (no arguments) and a thin CLI over the tool registry.
 
 local-memory-search                                   serve MCP over stdio
-local-memory-search serve [--http --port N --token T]  serve MCP (stdio, or streamable HTTP on 127.0.0.1)
+local-memory-search serve [--http --port N --token T]  serve MCP (stdio, or streamable HTTP on 127.0.0.1:8766)
 local-memory-search query "TEXT" [--project P] [--mode hybrid|keyword|semantic] [--limit N] [--json]
 local-memory-search tool NAME --args '{"query": "..."}'   print exactly the tool's envelope
 local-memory-search tools [--json]                    list the tools
@@ -14,6 +14,10 @@ import json
 import sys
 from typing import Any
 
+from local_memory_shared.contract import SEARCH_HTTP_PORT
+from local_memory_shared.envelope import error
+from local_memory_shared.errors import InvalidArgument
+from local_memory_shared.mcp_adapter import add_transport_args
 from rich.console import Console
 from rich.markup import escape
 
@@ -47,11 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true", help="print names, descriptions and input schemas as JSON")
 
     sv = sub.add_parser("serve", help="run the MCP server (stdio by default)")
-    sv.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio")
-    sv.add_argument("--port", type=int, default=8765)
-    sv.add_argument(
-        "--token", default=None, help="bearer token required on HTTP (or LOCAL_MEMORY_HTTP_TOKEN)"
-    )
+    add_transport_args(sv, SEARCH_HTTP_PORT)
     return p
 
 
@@ -104,9 +104,6 @@ def main(argv: list[str] | None = None) -> int:
         try:
             tool_args = json.loads(args.args)
         except json.JSONDecodeError as exc:
-            from local_memory_shared.envelope import error
-            from local_memory_shared.errors import InvalidArgument
-
             envelope = error(InvalidArgument(f"--args is not valid JSON: {exc}", field="args"))
         else:
             envelope = call_tool(args.name, tool_args)

@@ -1,48 +1,53 @@
 """Stable warning codes of the searcher: degradation is never an error, it is one of these.
 
-Each code is part of the frozen contract (never rename one). The cascade of seed 003:
-index lock → brute-force ANN → FTS → SQLite LIKE; embedding down → keyword-only (alpha = 0);
-LanceDB missing → SQLite fallback.
+The codes and their meanings are owned by :mod:`local_memory_shared.contract` (never rename
+one); this module re-exports them under short names and says which ones mark a degraded answer.
+The cascade of seed 003: index lock → brute-force ANN → FTS → SQLite LIKE; embedding down →
+keyword-only (alpha = 0); LanceDB missing → SQLite fallback.
 """
 
 from __future__ import annotations
 
+from local_memory_shared.contract import (
+    ANN_INDEX_UNUSABLE,
+    EMBEDDING_UNAVAILABLE,
+    FTS_UNAVAILABLE,
+    INDEX_BUILDING,
+    INDEX_PROVENANCE_INFERRED,
+    INDEX_PROVENANCE_UNKNOWN,
+    INDEX_UPDATING,
+    LANCE_MISSING,
+    LANCE_UNAVAILABLE,
+    NO_MATCHES,
+    PAGE_EMPTY,
+    QUERY_DIMENSION_MISMATCH,
+    RERANK_UNAVAILABLE,
+    SCHEMA_VERSION_MISMATCH,
+    VECTOR_LEG_UNAVAILABLE,
+)
+from local_memory_shared.contract import SEARCH_WARNING_CODES as WARNING_CODES
 from local_memory_shared.envelope import warning
 
-INDEX_BUILDING = "index_building"
-INDEX_UPDATING = "index_updating"
-INDEX_PROVENANCE_INFERRED = "index_provenance_inferred"
-INDEX_PROVENANCE_UNKNOWN = "index_provenance_unknown"
-SCHEMA_VERSION_MISMATCH = "schema_version_mismatch"
-ANN_INDEX_UNUSABLE = "ann_index_unusable"
-VECTOR_LEG_UNAVAILABLE = "vector_leg_unavailable"
-EMBEDDING_UNAVAILABLE = "embedding_unavailable"
-QUERY_DIMENSION_MISMATCH = "query_dimension_mismatch"
-FTS_UNAVAILABLE = "fts_unavailable"
-LANCE_MISSING = "lance_missing"
-LANCE_UNAVAILABLE = "lance_unavailable"
-NO_MATCHES = "no_matches"
-PAGE_EMPTY = "page_empty"
-RERANK_UNAVAILABLE = "rerank_unavailable"
-
-#: Every warning code the search tools emit, with what it means for the answer.
-WARNING_CODES: dict[str, str] = {
-    INDEX_BUILDING: "The project's first index is still running: results cover only what is published so far.",
-    INDEX_UPDATING: "An index run is in progress; results come from the last published version.",
-    INDEX_PROVENANCE_INFERRED: "No index_meta row: the query encoder was inferred from the vector dimension.",
-    INDEX_PROVENANCE_UNKNOWN: "Neither index_meta nor a known vector dimension: the semantic leg was skipped.",
-    SCHEMA_VERSION_MISMATCH: "The index was written with another schema version; re-index the project.",
-    ANN_INDEX_UNUSABLE: "The vector (ANN) index failed; an exact brute-force vector scan answered instead.",
-    VECTOR_LEG_UNAVAILABLE: "Vector search failed; results come from the keyword leg only.",
-    EMBEDDING_UNAVAILABLE: "The index's embedding backend is unreachable; keyword-only search (alpha = 0).",
-    QUERY_DIMENSION_MISMATCH: "The query vector's dimension differs from the index's; the semantic leg was skipped.",
-    FTS_UNAVAILABLE: "The full-text (BM25) index is missing or failed; SQLite LIKE over the chunk mirror answered.",
-    LANCE_MISSING: "The LanceDB folder is missing; every answer comes from the SQLite chunk mirror.",
-    LANCE_UNAVAILABLE: "LanceDB could not be opened at the published version; SQLite chunk mirror fallback.",
-    NO_MATCHES: "The index is healthy but nothing matched this query (and filters).",
-    PAGE_EMPTY: "The offset is past the last result.",
-    RERANK_UNAVAILABLE: "The LLM re-ranker (Ollama) could not answer; results keep their retrieval order.",
-}
+__all__ = [
+    "ANN_INDEX_UNUSABLE",
+    "DEGRADED",
+    "EMBEDDING_UNAVAILABLE",
+    "FTS_UNAVAILABLE",
+    "INDEX_BUILDING",
+    "INDEX_PROVENANCE_INFERRED",
+    "INDEX_PROVENANCE_UNKNOWN",
+    "INDEX_UPDATING",
+    "LANCE_MISSING",
+    "LANCE_UNAVAILABLE",
+    "NO_MATCHES",
+    "PAGE_EMPTY",
+    "QUERY_DIMENSION_MISMATCH",
+    "RERANK_UNAVAILABLE",
+    "SCHEMA_VERSION_MISMATCH",
+    "VECTOR_LEG_UNAVAILABLE",
+    "WARNING_CODES",
+    "warn",
+]
 
 #: Codes that describe a degraded answer (such answers are never cached).
 DEGRADED: frozenset[str] = frozenset(

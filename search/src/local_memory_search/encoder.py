@@ -24,6 +24,7 @@ from local_memory_shared.errors import DimensionMismatch, EmbeddingError, LocalM
 from local_memory_shared.state import IndexMeta
 
 from . import degradation as W
+from .runtime import register_cache
 
 log = logging.getLogger(__name__)
 
@@ -169,3 +170,4 @@ class QueryEncoder:
 
 #: The process-wide encoder (the MCP server and CLI share it).
 ENCODER = QueryEncoder()
+register_cache("encoder", ENCODER.reset)

@@ -1,18 +1,23 @@
 """Arguments of every search tool, with seed 003's defaults and bounds (pydantic at the edge only).
 
-Validation is strict (no ``"10"`` for an integer, no unknown keys) and every failure becomes
-``InvalidArgument`` whose ``field`` is the dotted path of the offending argument, e.g.
-``filters.file_path`` or ``fields[2]``.
+Every model is a :class:`~local_memory_shared.tooling.StrictModel` (no ``"10"`` for an integer,
+no unknown keys) validated by the one path, :func:`local_memory_shared.tooling.validate_args`:
+a failure is ``InvalidArgument`` whose ``field`` is the dotted path of the offending argument,
+e.g. ``filters.file_path`` or ``fields[2]``. Library code never sees these models: the tool
+layer turns them into frozen dataclasses (:meth:`Filters.to_spec`, ``api.Shape``…).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import Literal
 
-from local_memory_shared.errors import InvalidArgument
 from local_memory_shared.schema import CHUNK_FIELDS
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from local_memory_shared.tooling import NotBlank, StrictModel
+from local_memory_shared.tooling import validate_args as validate
+from pydantic import Field, field_validator
+
+__all__ = ["validate"]  # plus the models below
 
 #: Extra per-hit fields a search result carries beside the chunk's own.
 RESULT_EXTRA_FIELDS: tuple[str, ...] = ("score",)
@@ -33,13 +38,9 @@ MAX_QUERY_CHARS = 4000
 MAX_OFFSET = 1000
 MAX_MAX_CHARS = 1_000_000
 
-_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-
-class Filters(BaseModel):
+class Filters(StrictModel):
     """Pre-filters applied to both legs before ranking; any other key is rejected."""
-
-    model_config = _STRICT
 
     language: str | None = Field(None, min_length=1, description="Language tag, e.g. python, typescript.")
     file_extensions: list[str] | None = Field(
@@ -95,9 +96,7 @@ class Filters(BaseModel):
 FieldName = Literal[SELECTABLE_FIELDS]  # type: ignore[valid-type]
 
 
-class _Base(BaseModel):
-    model_config = _STRICT
-
+class _Base(StrictModel):
     project_path: str | None = Field(
         None,
         description="Absolute path of the indexed project root (default: LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT, then cwd).",
@@ -117,7 +116,7 @@ class _Shaping(_Base):
 class SearchParams(_Shaping):
     """Arguments shared by search_hybrid, search_semantic and search_keyword."""
 
-    query: str = Field(
+    query: NotBlank = Field(
         ...,
         min_length=1,
         max_length=MAX_QUERY_CHARS,
@@ -136,13 +135,6 @@ class SearchParams(_Shaping):
         0.25, ge=0.0, le=1.0, description="Drop hits scoring below this fraction of the top hit."
     )
     cache_bust: bool = Field(False, description="Bypass the result cache.")
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query must not be blank")
-        return value
 
 
 class SearchHybridParams(SearchParams):
@@ -198,7 +190,7 @@ class SearchSimilarParams(_Shaping):
 class ExplainMatchParams(_Base):
     """explain_match: the score breakdown search_hybrid computed for one result."""
 
-    query: str = Field(
+    query: NotBlank = Field(
         ..., min_length=1, max_length=MAX_QUERY_CHARS, description="The query that returned the result."
     )
     result_id: str = Field(..., min_length=1, description="chunk_id to explain.")
@@ -208,44 +200,3 @@ class ExplainMatchParams(_Base):
     recency_weight: float = Field(0.1, ge=0.0, le=1.0, description="Recency weight used by the search.")
     gap_threshold: float = Field(0.25, ge=0.0, le=1.0, description="Gap threshold used by the search.")
     filters: Filters | None = Field(None, description="Filters used by the search.")
-
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def _dotted(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out
-
-
-def validate(model: type[M], args: Any) -> M:
-    """Validate tool arguments; any failure raises InvalidArgument naming the offending field."""
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        raise InvalidArgument(
-            f"arguments must be a JSON object, got {type(args).__name__}", field="arguments"
-        )
-    try:
-        return model.model_validate(args)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        first = errors[0]
-        field = _dotted(tuple(first["loc"]))
-        if first["type"] == "extra_forbidden":
-            parent = _dotted(tuple(first["loc"][:-1]))
-            if parent == "filters":
-                message = f"unsupported filter key {first['loc'][-1]!r}; filters accepts only: {', '.join(FILTER_KEYS)}"
-            else:
-                message = f"unknown argument {field!r}"
-        elif first["type"] == "missing":
-            message = f"{field} is required"
-        else:
-            message = f"{field}: {first['msg']}"
-        details = {"errors": [{"field": _dotted(tuple(e["loc"])), "message": e["msg"]} for e in errors]}
-        raise InvalidArgument(message, field=field, details=details) from exc

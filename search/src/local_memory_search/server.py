@@ -1,9 +1,9 @@
 """MCP server ``local-memory-search``: one read-only MCP tool per entry of the tool registry.
 
-Built generically from :data:`local_memory_search.tools.TOOLS`, so a tool registered there
+Built generically from :data:`local_memory_search.tools.REGISTRY`, so a tool registered there
 appears here (schema from its pydantic model, ``readOnlyHint`` true) with no change to this
-file. Each call goes through :func:`local_memory_search.tools.call_tool`, which validates, runs
-and answers the contract-1.0 envelope. There is deliberately no delete tool on this server.
+file. Each call goes through the registry's one boundary, which validates, runs and answers the
+contract-1.0 envelope. There is deliberately no delete tool on this server.
 """
 
 from __future__ import annotations
@@ -14,17 +14,14 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as dist_version
 from typing import Any
 
-from local_memory_shared.mcp_adapter import (
-    EnvelopeServer,
-    ToolDef,
-    read_only_annotations,
-    run_server,
-    transport_args,
-)
+from local_memory_shared.config import load_settings
+from local_memory_shared.contract import SEARCH_HTTP_PORT, SEARCH_SERVER
+from local_memory_shared.mcp_adapter import build_mcp_server, run_server, transport_args
+from mcp.server import Server
 
 log = logging.getLogger(__name__)
 
-SERVER_NAME = "local-memory-search"
+SERVER_NAME = SEARCH_SERVER
 INSTRUCTIONS = (
     "Read-only code memory over projects indexed by local-memory-indexer. Start with health_check and "
     "index_status; search with search_hybrid (or search_keyword for exact identifiers, search_semantic for "
@@ -42,41 +39,14 @@ def server_version() -> str:
         return "0.0.0"
 
 
-def _title(name: str) -> str:
-    return name.replace("_", " ").capitalize()
-
-
-def tool_defs() -> list[ToolDef]:
-    """One ToolDef per registry entry, in registry order."""
-    from . import tools as registry
-
-    defs = []
-    for name, spec in registry.TOOLS.items():
-        if not getattr(spec, "read_only", True):
-            # The searcher is read-only by construction; refuse to publish anything else.
-            raise RuntimeError(f"search tool {name!r} is not read-only")
-
-        def call(arguments: dict[str, Any], _name: str = name) -> dict[str, Any]:
-            return registry.call_tool(_name, arguments)
-
-        defs.append(
-            ToolDef(
-                name=name,
-                description=spec.description,
-                input_schema=spec.params_model.model_json_schema(),
-                annotations=read_only_annotations(_title(name)),
-                call=call,
-            )
-        )
-    return defs
-
-
-def build_server() -> EnvelopeServer:
+def build_server() -> Server[Any]:
     """The search MCP server (used by ``main`` and by in-process tests)."""
-    return EnvelopeServer(SERVER_NAME, server_version(), INSTRUCTIONS, tool_defs())
+    from .tools import REGISTRY
+
+    return build_mcp_server(SERVER_NAME, server_version(), INSTRUCTIONS, REGISTRY, load_settings)
 
 
-def main(http: bool = False, port: int = 8765, token: str | None = None) -> None:
+def main(http: bool = False, port: int = SEARCH_HTTP_PORT, token: str | None = None) -> None:
     """Run ``local-memory-search``: stdio by default, streamable HTTP on 127.0.0.1 with ``http=True``."""
     if not logging.getLogger().handlers:
         logging.basicConfig(
@@ -86,5 +56,5 @@ def main(http: bool = False, port: int = 8765, token: str | None = None) -> None
 
 
 if __name__ == "__main__":
-    _http, _port, _token = transport_args("python -m local_memory_search.server")
+    _http, _port, _token = transport_args("python -m local_memory_search.server", SEARCH_HTTP_PORT)
     main(http=_http, port=_port, token=_token)

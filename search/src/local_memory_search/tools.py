@@ -1,25 +1,19 @@
-"""The tool registry: one entry per MCP tool of ``local-memory-search``, and ``call_tool``.
+"""The search server's tool registry: one :class:`ToolSpec` per MCP tool, and ``call_tool``.
 
-Adding a tool is one ``register(ToolSpec(...))`` call: a params model (pydantic, strict) and a
-function ``fn(params, settings) -> ToolOutput``. ``call_tool`` validates, calls, and always
-answers an envelope — bad input and hard failures become ``{"ok": false, "error": ...}``, never
-an exception, so a server keeps serving after any error.
+Adding a tool is one ``register(ToolSpec(...))`` call: a params model (a strict pydantic model)
+and a function ``fn(params, settings) -> ToolResult``. Both the MCP server and the CLI run tools
+only through :func:`call_tool`, i.e. the shared :meth:`ToolRegistry.call` boundary, so the same
+mistake answers the same error code everywhere and a server keeps serving after any error.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from local_memory_shared.config import Settings, load_settings
-from local_memory_shared.envelope import error
-from local_memory_shared.errors import LocalMemoryError, NotFound
-from pydantic import BaseModel
+from local_memory_shared.tooling import ToolRegistry, ToolSpec
 
 from . import api, context, diagnostics, graph_tools
-from .api import ToolOutput
 from .params import (
     ExplainMatchParams,
     GetChunkParams,
@@ -28,55 +22,29 @@ from .params import (
     SearchKeywordParams,
     SearchSemanticParams,
     SearchSimilarParams,
-    validate,
 )
 
-log = logging.getLogger(__name__)
+__all__ = ["REGISTRY", "TOOLS", "ToolSpec", "call_tool", "register"]
 
-ToolFn = Callable[[Any, Settings], ToolOutput]
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool: its name, implementation, argument model and description."""
-
-    name: str
-    fn: ToolFn
-    params_model: type[BaseModel]
-    description: str
-    read_only: bool = True
-
-    def input_schema(self) -> dict[str, Any]:
-        """JSON schema of the arguments (what MCP clients see)."""
-        return self.params_model.model_json_schema()
+#: Every tool of ``local-memory-search``, in publication order.
+REGISTRY: ToolRegistry[Settings] = ToolRegistry()
+#: name → spec (the registry's own dict).
+TOOLS: dict[str, ToolSpec[Settings]] = REGISTRY.specs
 
 
-TOOLS: dict[str, ToolSpec] = {}
+def register(spec: ToolSpec[Settings]) -> ToolSpec[Settings]:
+    """Add a read-only tool to the registry (the searcher publishes nothing else)."""
+    if not spec.read_only:
+        raise ValueError(f"search tool {spec.name!r} must be read-only")
+    return REGISTRY.register(spec)
 
 
-def register(spec: ToolSpec) -> ToolSpec:
-    """Add (or replace) a tool in the registry."""
-    TOOLS[spec.name] = spec
-    return spec
+def call_tool(name: str, args: Any = None, *, settings: Settings | None = None) -> dict[str, Any]:
+    """Validate ``args``, run tool ``name`` and answer its envelope; never raises."""
+    return REGISTRY.call(name, args, lambda: settings or load_settings())
 
 
-def call_tool(
-    name: str, args: dict[str, Any] | None = None, *, settings: Settings | None = None
-) -> dict[str, Any]:
-    """Validate ``args``, run tool ``name`` and answer its envelope; never raises for bad input."""
-    spec = TOOLS.get(name)
-    if spec is None:
-        return error(NotFound(f"unknown tool {name!r}; tools: {', '.join(sorted(TOOLS))}", field="name"))
-    try:
-        params = validate(spec.params_model, args)
-        return spec.fn(params, settings or load_settings()).envelope()
-    except LocalMemoryError as exc:
-        return error(exc)
-    except Exception as exc:  # the edge: a bug must answer an error envelope, not kill the server
-        log.exception("tool %s failed", name)
-        return error(LocalMemoryError(f"{name} failed: {type(exc).__name__}: {exc}"))
-
-
+# Publication order is seed 003's order (the manifest lists the tools as tools/list answers them).
 register(
     ToolSpec(
         "search_hybrid",
@@ -104,10 +72,12 @@ register(
 )
 register(
     ToolSpec(
-        "get_chunk",
-        api.get_chunk,
-        GetChunkParams,
-        "Fetch one chunk by its stable chunk_id, whole text unless max_chars is set.",
+        "retrieve_context_pack",
+        context.retrieve_context_pack,
+        context.ContextPackParams,
+        "Token-budgeted context pack for an LLM prompt: hybrid hits grouped by file in rank order, neighbour "
+        "chunks added, overlapping ranges merged, never longer than max_chars; returns the structured excerpts "
+        "and one ready-to-paste text block. rerank=true asks the Ollama re-ranker (RERANK_MODEL) first.",
     )
 )
 register(
@@ -116,6 +86,14 @@ register(
         api.read_chunk_neighbors,
         ReadChunkNeighborsParams,
         "Load the chunks just before and after a chunk in the same file (before/after up to 5).",
+    )
+)
+register(
+    ToolSpec(
+        "get_chunk",
+        api.get_chunk,
+        GetChunkParams,
+        "Fetch one chunk by its stable chunk_id, whole text unless max_chars is set.",
     )
 )
 register(
@@ -133,17 +111,6 @@ register(
         ExplainMatchParams,
         "Score breakdown of one search_hybrid result: each leg's rank and raw score, RRF contributions, "
         "identifier and recency boosts, final score.",
-    )
-)
-# Context packs and diagnostics (context.py, diagnostics.py).
-register(
-    ToolSpec(
-        "retrieve_context_pack",
-        context.retrieve_context_pack,
-        context.ContextPackParams,
-        "Token-budgeted context pack for an LLM prompt: hybrid hits grouped by file in rank order, neighbour "
-        "chunks added, overlapping ranges merged, never longer than max_chars; returns the structured excerpts "
-        "and one ready-to-paste text block. rerank=true asks the Ollama re-ranker (RERANK_MODEL) first.",
     )
 )
 register(

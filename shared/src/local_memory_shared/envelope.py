@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .contract import CONTRACT_VERSION  # noqa: F401  (re-exported)
 from .errors import LocalMemoryError
-
-CONTRACT_VERSION = "1.0"
 
 
 @dataclass(frozen=True)

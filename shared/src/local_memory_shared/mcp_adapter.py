@@ -1,14 +1,13 @@
-"""The one adapter between our envelope-returning tools and the MCP SDK (``mcp`` 2.x).
+"""The one adapter between a :class:`~.tooling.ToolRegistry` and the MCP SDK (``mcp`` 2.x).
 
-Both servers describe their tools as :class:`ToolDef` (name, description, input JSON schema,
-annotations, and a synchronous ``call(arguments) -> envelope``). :class:`EnvelopeServer` is an
-``MCPServer`` whose ``list_tools`` / ``call_tool`` come from those definitions, so
+:func:`build_mcp_server` makes the SDK's low-level ``Server`` from a registry through its public
+hooks (``on_list_tools``, ``on_call_tool``, ``get_tool_input_schema``), so
 
-* the input schema is exactly the one we publish in ``server.manifest.json`` (a pydantic model's
-  schema), not one re-derived from a Python signature;
-* every answer is the contract-1.0 envelope, as ``structuredContent`` and as JSON text;
-* bad arguments answer ``isError`` with the structured error (code, message, field) instead of
-  the SDK's free-text validation message, and the server keeps serving after any error.
+* the input schema is exactly the one we publish in ``server.manifest.json`` (the tool's
+  pydantic model's schema), not one re-derived from a Python signature;
+* every call goes through :meth:`ToolRegistry.call` (the one validation path and error
+  boundary) on a worker thread, and every answer is the contract-1.0 envelope, as
+  ``structuredContent`` and as JSON text, with ``isError`` exactly when ``ok`` is false.
 
 :func:`run_server` serves stdio by default, or streamable HTTP on 127.0.0.1 behind an optional
 bearer token (``--token`` / ``LOCAL_MEMORY_HTTP_TOKEN``).
@@ -20,38 +19,39 @@ import hmac
 import json
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server import Server
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    ToolAnnotations,
+)
 from mcp_types import Tool as MCPTool
-from pydantic import BaseModel, ValidationError
 
-from .envelope import error
-from .errors import InvalidArgument, LocalMemoryError
+from .contract import HTTP_HOST, HTTP_PATH, TOKEN_ENV, UNAUTHORIZED
+from .tooling import ToolRegistry
 
 log = logging.getLogger(__name__)
 
-HTTP_HOST = "127.0.0.1"
-HTTP_PATH = "/mcp"
-TOKEN_ENV = "LOCAL_MEMORY_HTTP_TOKEN"
-
-#: A tool body: raw JSON arguments in, contract envelope out. Runs on a worker thread.
-ToolCall = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class ToolDef:
-    """One MCP tool: its contract (name, schema, annotations) and its body."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    annotations: ToolAnnotations
-    call: ToolCall
+__all__ = [
+    "HTTP_HOST",
+    "HTTP_PATH",
+    "TOKEN_ENV",
+    "BearerTokenMiddleware",
+    "add_transport_args",
+    "build_mcp_server",
+    "envelope_result",
+    "http_app",
+    "read_only_annotations",
+    "run_server",
+    "transport_args",
+]
 
 
 def read_only_annotations(title: str | None = None) -> ToolAnnotations:
@@ -59,72 +59,6 @@ def read_only_annotations(title: str | None = None) -> ToolAnnotations:
     return ToolAnnotations(
         title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
     )
-
-
-def validate_args(model: type[BaseModel], arguments: Mapping[str, Any]) -> Any:
-    """Validate raw tool arguments with ``model``; failures raise InvalidArgument naming the field."""
-    if not isinstance(arguments, Mapping):
-        raise InvalidArgument(
-            f"arguments must be a JSON object, got {type(arguments).__name__}", field="arguments"
-        )
-    try:
-        return model.model_validate(dict(arguments))
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        first = errors[0]
-        field = _dotted(first.get("loc", ())) or "arguments"
-        if first["type"] == "extra_forbidden":
-            message = f"unknown argument {field!r}; accepted: {', '.join(model.model_fields)}"
-        elif first["type"] == "missing":
-            message = f"{field} is required"
-        else:
-            message = f"{field}: {first['msg']}"
-        details = {"errors": [{"field": _dotted(e.get("loc", ())), "message": e["msg"]} for e in errors]}
-        raise InvalidArgument(message, field=field, details=details) from exc
-
-
-def _dotted(loc: Iterable[Any]) -> str:
-    """``("filters", "tags", 2)`` → ``filters.tags[2]`` (the error's ``field``)."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + str(part)
-    return out
-
-
-def coerce_json_strings(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
-    """Parse object/array arguments some clients send as JSON text (``'["py"]'``) back into JSON."""
-    props = schema.get("properties") or {}
-    out = dict(arguments)
-    for key, value in arguments.items():
-        if not isinstance(value, str) or key not in props:
-            continue
-        if "string" in _schema_types(props[key], schema):
-            continue
-        try:
-            parsed = json.loads(value)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(parsed, dict | list):
-            out[key] = parsed
-    return out
-
-
-def _schema_types(prop: Mapping[str, Any], root: Mapping[str, Any]) -> set[str]:
-    if "$ref" in prop:
-        name = str(prop["$ref"]).rsplit("/", 1)[-1]
-        prop = (root.get("$defs") or {}).get(name, {})
-    kinds: set[str] = set()
-    declared = prop.get("type")
-    if isinstance(declared, str):
-        kinds.add(declared)
-    elif isinstance(declared, list):
-        kinds.update(str(k) for k in declared)
-    if "enum" in prop or "const" in prop:
-        kinds.add("string")
-    for key in ("anyOf", "oneOf", "allOf"):
-        for sub in prop.get(key) or ():
-            kinds |= _schema_types(sub, root)
-    return kinds
 
 
 def envelope_result(envelope: dict[str, Any]) -> CallToolResult:
@@ -137,51 +71,41 @@ def envelope_result(envelope: dict[str, Any]) -> CallToolResult:
     )
 
 
-def run_tool(tool: ToolDef, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Call a tool body and always come back with an envelope, whatever it raised."""
-    try:
-        return tool.call(coerce_json_strings(arguments or {}, tool.input_schema))
-    except LocalMemoryError as exc:
-        return error(exc)
-    except Exception as exc:  # the server must keep serving; the traceback goes to stderr
-        log.exception("tool %s failed", tool.name)
-        return error(LocalMemoryError(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}"))
+def mcp_tools(registry: ToolRegistry[Any]) -> list[MCPTool]:
+    """``tools/list``: every tool with its published input schema and annotations."""
+    return [
+        MCPTool(
+            name=s.name, description=s.description, input_schema=s.input_schema(), annotations=s.annotations()
+        )
+        for s in registry
+    ]
 
 
-class EnvelopeServer(MCPServer[Any]):
-    """An ``MCPServer`` serving :class:`ToolDef` tools with our schemas and envelopes."""
+def build_mcp_server(
+    name: str, version: str, instructions: str, registry: ToolRegistry[Any], context: Callable[[], Any]
+) -> Server[Any]:
+    """An MCP server publishing ``registry``; each call gets ``context()`` (settings, job manager…)."""
 
-    def __init__(self, name: str, version: str, instructions: str, tools: Iterable[ToolDef]):
-        super().__init__(name=name, version=version, instructions=instructions, log_level="WARNING")
-        self.tool_defs: dict[str, ToolDef] = {}
-        for tool in tools:
-            if tool.name in self.tool_defs:
-                raise ValueError(f"duplicate tool {tool.name!r}")
-            self.tool_defs[tool.name] = tool
+    async def on_list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=mcp_tools(registry))
 
-    async def list_tools(self) -> list[MCPTool]:
-        """Every tool with its published input schema and annotations."""
-        return [
-            MCPTool(
-                name=t.name, description=t.description, input_schema=t.input_schema, annotations=t.annotations
-            )
-            for t in self.tool_defs.values()
-        ]
-
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:  # type: ignore[override]
-        """Run a tool on a worker thread (bodies do blocking I/O) and wrap its envelope."""
-        tool = self.tool_defs.get(name)
-        if tool is None:
-            exc = InvalidArgument(
-                f"unknown tool {name!r}; known: {', '.join(sorted(self.tool_defs))}", field="name"
-            )
-            return envelope_result(error(exc))
-        envelope = await anyio.to_thread.run_sync(run_tool, tool, arguments)
+    async def on_call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+        # Tool bodies do blocking I/O: run them on a worker thread.
+        envelope = await anyio.to_thread.run_sync(registry.call, params.name, params.arguments, context)
         return envelope_result(envelope)
 
-    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
-        tool = self.tool_defs.get(name)
-        return None if tool is None else tool.input_schema
+    def input_schema(tool: str) -> dict[str, Any] | None:
+        spec = registry.specs.get(tool)
+        return None if spec is None else spec.input_schema()
+
+    return Server(
+        name,
+        version=version,
+        instructions=instructions,
+        get_tool_input_schema=input_schema,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
 
 
 class BearerTokenMiddleware:
@@ -198,7 +122,7 @@ class BearerTokenMiddleware:
             body = json.dumps(
                 {
                     "ok": False,
-                    "error": {"code": "UNAUTHORIZED", "message": "missing or wrong bearer token"},
+                    "error": {"code": UNAUTHORIZED, "message": "missing or wrong bearer token"},
                     "warnings": [],
                 }
             ).encode()
@@ -226,18 +150,23 @@ class BearerTokenMiddleware:
         return False
 
 
-def http_app(server: MCPServer[Any], token: str | None = None) -> Any:
+def http_app(server: Server[Any], token: str | None = None) -> Any:
     """The streamable-HTTP ASGI app at ``/mcp``, behind the bearer check when a token is given."""
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=HTTP_HOST)
     return BearerTokenMiddleware(app, token) if token else app
 
 
-def run_server(
-    server: MCPServer[Any], *, http: bool = False, port: int = 8765, token: str | None = None
-) -> None:
+async def _serve_stdio(server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def run_server(server: Server[Any], *, port: int, http: bool = False, token: str | None = None) -> None:
     """Serve over stdio (default) or streamable HTTP on 127.0.0.1:``port``."""
     if not http:
-        server.run("stdio")
+        anyio.run(_serve_stdio, server)
         return
     import uvicorn
 
@@ -249,17 +178,24 @@ def run_server(
     uvicorn.run(http_app(server, token), host=HTTP_HOST, port=port, log_level="warning", log_config=None)
 
 
-def transport_args(prog: str, argv: list[str] | None = None) -> tuple[bool, int, str | None]:
+def add_transport_args(parser: Any, default_port: int) -> None:
+    """Add ``--http``, ``--port`` (default: the server's contract port) and ``--token`` to ``parser``."""
+    parser.add_argument(
+        "--http", action="store_true", help=f"serve streamable HTTP on {HTTP_HOST} instead of stdio"
+    )
+    parser.add_argument("--port", type=int, default=default_port, help=f"HTTP port (default {default_port})")
+    parser.add_argument("--token", default=None, help=f"bearer token required on HTTP (or {TOKEN_ENV})")
+
+
+def transport_args(
+    prog: str, default_port: int, argv: list[str] | None = None
+) -> tuple[bool, int, str | None]:
     """Parse ``[--http] [--port N] [--token T]`` for ``python -m <server module>``."""
     import argparse
 
     parser = argparse.ArgumentParser(
         prog=prog, description="Serve MCP over stdio (default) or streamable HTTP."
     )
-    parser.add_argument(
-        "--http", action="store_true", help=f"serve streamable HTTP on {HTTP_HOST} instead of stdio"
-    )
-    parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--token", default=None, help=f"bearer token required on HTTP (or {TOKEN_ENV})")
+    add_transport_args(parser, default_port)
     args = parser.parse_args(argv)
     return args.http, args.port, args.token
