@@ -48,3 +48,14 @@ def test_every_mcp_tool_is_documented() -> None:
     assert len(names) >= 20
     for name in names:
         assert re.search(rf"`{name}[`(]", README), f"tool {name} missing from README"
+
+
+def test_documented_http_ports_are_the_contract_ports() -> None:
+    from local_memory_shared.contract import HTTP_PORTS
+
+    docs = (ROOT / "docs" / "mcp.md").read_text()
+    for server, port in HTTP_PORTS.items():
+        for text, where in ((README, "README"), (docs, "docs/mcp.md")):
+            for found in re.findall(rf"{server}\s+serve --http[^\n]*?--port (\d+)", text):
+                assert int(found) == port, f"{where}: {server} documented on port {found}, contract says {port}"
+    assert re.search(r"local-memory-search\s+serve --http --port 8766", docs)

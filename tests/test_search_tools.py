@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from local_memory_search.api import RESULT_CACHE
+from local_memory_search.runtime import RUNTIME
 from local_memory_search.tools import call_tool
 from search_support import env, index, snapshot, write_project
 
@@ -152,7 +153,7 @@ def test_updated_after_and_commit_filters_match_the_index(project):
 
 
 def test_result_cache_and_cache_bust():
-    RESULT_CACHE.clear()
+    RUNTIME.clear()
     args = {"query": "evict the oldest entry"}
     first = call_tool("search_hybrid", args)
     second = call_tool("search_hybrid", args)
@@ -165,6 +166,23 @@ def test_result_cache_and_cache_bust():
     assert first["results"] == second["results"] == busted["results"]
     second["results"].clear()  # a caller mutating its answer must not poison the cache
     assert call_tool("search_hybrid", args)["results"] == first["results"]
+
+
+def test_one_runtime_clear_resets_every_process_wide_cache():
+    import local_memory_search.graph_tools  # noqa: F401  (registers the graph cache)
+    from local_memory_search import hybrid, store
+    from local_memory_search.encoder import ENCODER
+
+    call_tool("search_hybrid", {"query": "evict the oldest entry"})
+    call("find_callers", symbol_name="connect")
+    assert {"results", "tables", "encoder", "graph", "newest_updated_at", "index_languages"} <= set(RUNTIME.names())
+    assert len(RESULT_CACHE._items) and len(store._TABLES._items) and len(ENCODER._vectors) and hybrid._NEWEST
+    RUNTIME.clear()
+    assert not RESULT_CACHE._items and not store._TABLES._items and not ENCODER._vectors
+    assert not hybrid._NEWEST and not hybrid._LANGUAGES
+    again = call_tool("search_hybrid", {"query": "evict the oldest entry"})
+    assert again["search"]["cached"] is False  # starts cold, answers the same
+    assert again["results"] and again["results"][0]["symbol_name"]
 
 
 # -- navigation -----------------------------------------------------------------------------
