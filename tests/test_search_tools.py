@@ -355,3 +355,16 @@ def test_no_tool_changes_any_file_under_the_data_root(data_root, project):
         assert call_tool(tool, args)["ok"], tool
     assert call_tool("search_hybrid", {"query": "x", "filters": {"nope": 1}})["ok"] is False
     assert snapshot(data_root) == before
+
+
+def test_search_is_a_plain_library_function(project):
+    from local_memory_search.api import Shape, search
+    from local_memory_search.store import open_index
+
+    with open_index(str(project)) as reader:
+        page = search(reader, "evict the oldest entry", mode="keyword", limit=2, shape=Shape(max_chars=20))
+        assert page.paging is not None and page.paging.limit == 2 and len(page.results or []) <= 2
+        assert all(len(r["text"]) <= 20 for r in page.results or [])
+        # The tool answers the same page through the same library call.
+        tool = call("search_keyword", query="evict the oldest entry", limit=2, max_chars=20, cache_bust=True)
+        assert [r["chunk_id"] for r in tool["results"]] == [r["chunk_id"] for r in page.results or []]

@@ -1,18 +1,23 @@
-"""The search tools as plain library functions: validate, open the index read-only, rank, shape.
+"""Retrieval as a library, and the search tools as thin wrappers over it.
 
-Each function takes its pydantic params model (see ``params``) and returns a ``ToolOutput``;
-``tools.call_tool`` wraps it in the response envelope. Bad input raises ``InvalidArgument``;
-unknown projects raise ``NotIndexed``; every degradation is a warning, never an error.
+:func:`search` is the plain entry point: an open :class:`IndexReader`, a query and keyword
+arguments (mode, limit, offset, filters, a frozen :class:`Shape`…) in, a
+:class:`~local_memory_shared.tooling.ToolResult` (one page, paging, warnings) out. The tool
+functions (``search_hybrid``…, ``fn(params, settings)``) only open the index named by their
+pydantic params and call the library. Unknown ids raise ``NotFound``; unknown projects raise
+``NotIndexed``; every degradation is a warning, never an error.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import logging
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,6 +35,7 @@ from .hybrid import (
     LegFailed,
     LegHit,
     LegResult,
+    Mode,
     Ranking,
     RankRequest,
     Scored,
@@ -69,15 +75,15 @@ class ResultCache:
 
     def __init__(self, size: int = 256):
         self._size = size
-        self._items: OrderedDict[str, ToolOutput] = OrderedDict()
+        self._items: OrderedDict[str, ToolResult] = OrderedDict()
         self._lock = threading.Lock()
 
     @staticmethod
-    def key(reader: IndexReader, tool: str, params: Any) -> str:
-        args = params.model_dump(exclude={"cache_bust"}, mode="json")
-        return json.dumps([list(reader.cache_token), tool, args], sort_keys=True, default=str)
+    def key(reader: IndexReader, tool: str, args: Any) -> str:
+        """The cache key of one answer: snapshot, tool and its (JSON-able) arguments."""
+        return json.dumps([list(reader.cache_token), tool, _jsonable(args)], sort_keys=True, default=str)
 
-    def get(self, key: str) -> ToolOutput | None:
+    def get(self, key: str) -> ToolResult | None:
         with self._lock:
             hit = self._items.get(key)
             if hit is None:
@@ -85,7 +91,7 @@ class ResultCache:
             self._items.move_to_end(key)
         return copy.deepcopy(hit)
 
-    def put(self, key: str, value: ToolOutput) -> None:
+    def put(self, key: str, value: ToolResult) -> None:
         if any(w["code"] in W.DEGRADED for w in value.warnings):
             return
         with self._lock:
@@ -103,6 +109,19 @@ RESULT_CACHE = register_cache("results", ResultCache())
 register_cache("tables", clear_table_caches)
 register_cache("newest_updated_at", hybrid_memos._NEWEST)
 register_cache("index_languages", hybrid_memos._LANGUAGES)
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON of arguments that may hold frozen dataclasses or (edge) pydantic models."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(dataclasses.asdict(value))
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
 
 
 # -- shaping --------------------------------------------------------------------------------
@@ -153,12 +172,40 @@ def _no_match_warning(reader: IndexReader, query: str, filtered: bool) -> dict[s
     )
 
 
+@dataclass(frozen=True)
+class Shape:
+    """How each hit is shaped: selected or excluded fields, text truncation, summaries only."""
+
+    fields: tuple[str, ...] | None = None
+    exclude_fields: tuple[str, ...] | None = None
+    max_chars: int = 800
+    summary_only: bool = False
+
+    def apply(self, chunk: dict[str, Any], score: float | None) -> dict[str, Any]:
+        """``shape_chunk`` with these settings."""
+        return shape_chunk(
+            chunk,
+            fields=list(self.fields) if self.fields is not None else None,
+            exclude_fields=list(self.exclude_fields or ()),
+            max_chars=self.max_chars,
+            summary_only=self.summary_only,
+            score=score,
+        )
+
+
 def _page_from_ranking(
-    reader: IndexReader, ranking: Ranking, params: SearchParams | SearchSimilarParams, query_label: str
-) -> ToolOutput:
+    reader: IndexReader,
+    ranking: Ranking,
+    *,
+    offset: int,
+    limit: int,
+    shape: Shape,
+    filtered: bool,
+    label: str,
+) -> ToolResult:
     warnings = [*reader.warnings, *ranking.warnings]
     kept = ranking.ranked[: ranking.kept]
-    page = kept[params.offset : params.offset + params.limit]
+    page = kept[offset : offset + limit]
     rows = reader.fetch_chunks(s.chunk_id for s in page)
     results = []
     for s in page:
@@ -166,20 +213,11 @@ def _page_from_ranking(
         if chunk is None:  # published rows always have a mirror row; skip rather than invent one
             log.warning("chunk %s missing from both stores", s.chunk_id)
             continue
-        results.append(
-            shape_chunk(
-                chunk,
-                fields=params.fields,
-                exclude_fields=params.exclude_fields,
-                max_chars=params.max_chars,
-                summary_only=params.summary_only,
-                score=s.score,
-            )
-        )
+        results.append(shape.apply(chunk, s.score))
     if not kept and reader.version is not None:
-        warnings.append(_no_match_warning(reader, query_label, params.filters is not None))
+        warnings.append(_no_match_warning(reader, label, filtered))
     elif kept and not page:
-        warnings.append(W.warn(W.PAGE_EMPTY, f"({len(kept)} results; offset {params.offset})."))
+        warnings.append(W.warn(W.PAGE_EMPTY, f"({len(kept)} results; offset {offset})."))
     meta = {
         "mode": ranking.mode,
         "alpha_effective": ranking.alpha_effective,
@@ -188,58 +226,102 @@ def _page_from_ranking(
         "timings_ms": ranking.timings_ms,
         "cached": False,
     }
-    return ToolOutput(
-        results=results,
-        warnings=warnings,
-        paging=Paging(params.offset, params.limit, len(kept)),
-        extra={"search": meta},
+    return ToolResult(
+        results=results, warnings=warnings, paging=Paging(offset, limit, len(kept)), extra={"search": meta}
     )
 
 
-# -- search tools ---------------------------------------------------------------------------
+# -- search ---------------------------------------------------------------------------------
 
 
-def _search(params: SearchParams, mode: str, tool: str, settings: Settings | None) -> ToolOutput:
+def search(
+    reader: IndexReader,
+    query: str,
+    *,
+    mode: Mode = "hybrid",
+    limit: int = 10,
+    offset: int = 0,
+    filters: Any = None,
+    shape: Shape = Shape(),
+    alpha: float = 0.65,
+    rrf_k: int = 60,
+    recency_weight: float = 0.1,
+    gap_threshold: float = 0.25,
+    use_cache: bool = True,
+) -> ToolResult:
+    """One page of ranked hits for ``query`` over an open index (hybrid, semantic or keyword)."""
     started = time.perf_counter()
+    req = RankRequest(
+        query=query,
+        mode=mode,
+        alpha=alpha,
+        rrf_k=rrf_k,
+        recency_weight=recency_weight,
+        gap_threshold=gap_threshold,
+        filters=filters,
+        depth=candidate_depth(offset, limit),
+    )
+    args = {"req": dataclasses.replace(req, depth=0), "limit": limit, "offset": offset, "shape": shape}
+    key = ResultCache.key(reader, f"search_{mode}", args)
+    hit = RESULT_CACHE.get(key) if use_cache else None
+    if hit is not None:
+        hit.extra["search"]["cached"] = True
+        hit.extra["search"]["timings_ms"] = {"total": round((time.perf_counter() - started) * 1000, 3)}
+        return hit
+    out = _page_from_ranking(
+        reader,
+        rank(reader, req),
+        offset=offset,
+        limit=limit,
+        shape=shape,
+        filtered=filters is not None,
+        label=query,
+    )
+    out.extra["search"]["timings_ms"]["total"] = round((time.perf_counter() - started) * 1000, 3)
+    RESULT_CACHE.put(key, out)
+    return out
+
+
+def _shape(params: SearchParams | SearchSimilarParams) -> Shape:
+    return Shape(
+        fields=tuple(params.fields) if params.fields is not None else None,
+        exclude_fields=tuple(params.exclude_fields) if params.exclude_fields is not None else None,
+        max_chars=params.max_chars,
+        summary_only=params.summary_only,
+    )
+
+
+def _search_tool(params: SearchParams, mode: Mode, settings: Settings | None) -> ToolResult:
     with open_index(params.project_path, settings) as reader:
-        key = ResultCache.key(reader, tool, params)
-        if not params.cache_bust:
-            hit = RESULT_CACHE.get(key)
-            if hit is not None:
-                hit.extra["search"]["cached"] = True
-                hit.extra["search"]["timings_ms"] = {
-                    "total": round((time.perf_counter() - started) * 1000, 3)
-                }
-                return hit
-        req = RankRequest(
-            query=params.query,
-            mode=mode,  # type: ignore[arg-type]
+        return search(
+            reader,
+            params.query,
+            mode=mode,
+            limit=params.limit,
+            offset=params.offset,
+            filters=params.filters,
+            shape=_shape(params),
             alpha=getattr(params, "alpha", 0.65),
             rrf_k=getattr(params, "rrf_k", 60),
             recency_weight=params.recency_weight,
             gap_threshold=params.gap_threshold,
-            filters=params.filters,
-            depth=candidate_depth(params.offset, params.limit),
+            use_cache=not params.cache_bust,
         )
-        out = _page_from_ranking(reader, rank(reader, req), params, params.query)
-        out.extra["search"]["timings_ms"]["total"] = round((time.perf_counter() - started) * 1000, 3)
-        RESULT_CACHE.put(key, out)
-        return out
 
 
-def search_hybrid(params: SearchHybridParams, settings: Settings | None = None) -> ToolOutput:
-    """Hybrid search: vector ANN + BM25 fused with weighted RRF, identifier and recency boosts."""
-    return _search(params, "hybrid", "search_hybrid", settings)
+def search_hybrid(params: SearchHybridParams, settings: Settings | None = None) -> ToolResult:
+    """The search_hybrid tool: vector ANN + BM25 fused with weighted RRF, identifier and recency boosts."""
+    return _search_tool(params, "hybrid", settings)
 
 
-def search_semantic(params: SearchSemanticParams, settings: Settings | None = None) -> ToolOutput:
-    """Pure vector search with the index's own embedding model."""
-    return _search(params, "semantic", "search_semantic", settings)
+def search_semantic(params: SearchSemanticParams, settings: Settings | None = None) -> ToolResult:
+    """The search_semantic tool: pure vector search with the index's own embedding model."""
+    return _search_tool(params, "semantic", settings)
 
 
-def search_keyword(params: SearchKeywordParams, settings: Settings | None = None) -> ToolOutput:
-    """Pure BM25 (full-text) search."""
-    return _search(params, "keyword", "search_keyword", settings)
+def search_keyword(params: SearchKeywordParams, settings: Settings | None = None) -> ToolResult:
+    """The search_keyword tool: pure BM25 (full-text) search."""
+    return _search_tool(params, "keyword", settings)
 
 
 # -- chunk navigation -----------------------------------------------------------------------
@@ -255,17 +337,17 @@ def _require_chunk(reader: IndexReader, chunk_id: str) -> dict[str, Any]:
     return chunk
 
 
-def get_chunk(params: GetChunkParams, settings: Settings | None = None) -> ToolOutput:
+def get_chunk(params: GetChunkParams, settings: Settings | None = None) -> ToolResult:
     """One chunk by its stable id (whole text unless ``max_chars``)."""
     with open_index(params.project_path, settings) as reader:
         chunk = _require_chunk(reader, params.chunk_id)
-        return ToolOutput(
+        return ToolResult(
             data=shape_chunk(chunk, fields=params.fields, max_chars=params.max_chars),
             warnings=list(reader.warnings),
         )
 
 
-def read_chunk_neighbors(params: ReadChunkNeighborsParams, settings: Settings | None = None) -> ToolOutput:
+def read_chunk_neighbors(params: ReadChunkNeighborsParams, settings: Settings | None = None) -> ToolResult:
     """The chunks just before and after one chunk in its file."""
     with open_index(params.project_path, settings) as reader:
         chunk = _require_chunk(reader, params.chunk_id)
@@ -286,7 +368,7 @@ def read_chunk_neighbors(params: ReadChunkNeighborsParams, settings: Settings | 
             "after": [shape(c) for c in after],
             "file_chunk_count": len(siblings),
         }
-        return ToolOutput(data=data, warnings=list(reader.warnings))
+        return ToolResult(data=data, warnings=list(reader.warnings))
 
 
 def _seed_chunks(reader: IndexReader, params: SearchSimilarParams) -> list[dict[str, Any]]:
@@ -309,12 +391,14 @@ def _seed_chunks(reader: IndexReader, params: SearchSimilarParams) -> list[dict[
     return chunks
 
 
-def search_similar(params: SearchSimilarParams, settings: Settings | None = None) -> ToolOutput:
+def search_similar(params: SearchSimilarParams, settings: Settings | None = None) -> ToolResult:
     """Chunks whose vectors lie nearest a file's (or one function's) stored vector."""
     started = time.perf_counter()
     with open_index(params.project_path, settings) as reader:
         seeds = _seed_chunks(reader, params)
-        key = ResultCache.key(reader, "search_similar", params)
+        key = ResultCache.key(
+            reader, "search_similar", params.model_dump(exclude={"cache_bust"}, mode="json")
+        )
         if not params.cache_bust:
             hit = RESULT_CACHE.get(key)
             if hit is not None:
@@ -390,7 +474,15 @@ def search_similar(params: SearchSimilarParams, settings: Settings | None = None
             {"total": round((time.perf_counter() - started) * 1000, 3)},
             None,
         )
-        out = _page_from_ranking(reader, ranking, params, f"similar to {params.file_path}")
+        out = _page_from_ranking(
+            reader,
+            ranking,
+            offset=params.offset,
+            limit=params.limit,
+            shape=_shape(params),
+            filtered=params.filters is not None,
+            label=f"similar to {params.file_path}",
+        )
         out.extra["seed"] = {
             "file_path": seeds[0]["file_path"],
             "function_name": params.function_name,
@@ -495,7 +587,7 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
     return out
 
 
-def explain_match(params: ExplainMatchParams, settings: Settings | None = None) -> ToolOutput:
+def explain_match(params: ExplainMatchParams, settings: Settings | None = None) -> ToolResult:
     """Why ``result_id`` ranked where it did for ``query`` in search_hybrid (same numbers, same order)."""
     with open_index(params.project_path, settings) as reader:
         chunk = _require_chunk(reader, params.result_id)
@@ -535,7 +627,7 @@ def explain_match(params: ExplainMatchParams, settings: Settings | None = None) 
         else:
             data["found"] = True
             data.update(explain_scored(ranking, scored, params.verbosity))
-        return ToolOutput(data=data, warnings=[*reader.warnings, *ranking.warnings])
+        return ToolResult(data=data, warnings=[*reader.warnings, *ranking.warnings])
 
 
 def warm_up(project_path: str | None = None, settings: Settings | None = None) -> dict[str, Any]:
