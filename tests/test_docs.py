@@ -57,5 +57,7 @@ def test_documented_http_ports_are_the_contract_ports() -> None:
     for server, port in HTTP_PORTS.items():
         for text, where in ((README, "README"), (docs, "docs/mcp.md")):
             for found in re.findall(rf"{server}\s+serve --http[^\n]*?--port (\d+)", text):
-                assert int(found) == port, f"{where}: {server} documented on port {found}, contract says {port}"
+                assert int(found) == port, (
+                    f"{where}: {server} documented on port {found}, contract says {port}"
+                )
     assert re.search(r"local-memory-search\s+serve --http --port 8766", docs)

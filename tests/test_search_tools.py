@@ -175,7 +175,9 @@ def test_one_runtime_clear_resets_every_process_wide_cache():
 
     call_tool("search_hybrid", {"query": "evict the oldest entry"})
     call("find_callers", symbol_name="connect")
-    assert {"results", "tables", "encoder", "graph", "newest_updated_at", "index_languages"} <= set(RUNTIME.names())
+    assert {"results", "tables", "encoder", "graph", "newest_updated_at", "index_languages"} <= set(
+        RUNTIME.names()
+    )
     assert len(RESULT_CACHE._items) and len(store._TABLES._items) and len(ENCODER._vectors) and hybrid._NEWEST
     RUNTIME.clear()
     assert not RESULT_CACHE._items and not store._TABLES._items and not ENCODER._vectors
