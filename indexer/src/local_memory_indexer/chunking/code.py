@@ -44,8 +44,9 @@ from .languages import (
     FUNCTION_KINDS,
     JS_CLASS_VALUES,
     JS_FUNCTION_VALUES,
-    SPECS,
-    LanguageSpec,
+    SyntaxSpec,
+    modules_hold_methods,
+    syntax_of,
 )
 from .window import clip, first_line_summary, is_blank, trim_blank
 
@@ -63,7 +64,7 @@ MAX_SIGNATURE_ROWS = 12
 MAX_SIGNATURE_CHARS = 200
 
 _CLOSER = re.compile(r"[})\]]+[;,]?|end|end;")
-_COMMENT_MARKERS = re.compile(r"^\s*(/\*\*+|/\*!?|\*/|\*|///?!?|//|#+|--)\s?")
+_COMMENT_MARKERS = re.compile(r"^\s*(/\*\*+|/\*!?|\*/|\*|///?!?|//|#+|---?(?:\s?\|)?)\s?")
 _XML_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
 _OPEN_SPACE = re.compile(r"([(\[])\s+")
 _SPACE_CLOSE = re.compile(r",?\s+([)\]])")
@@ -105,7 +106,7 @@ def chunk_code(
     lines: Sequence[str], source: bytes, language: str, *, min_chunk_lines: int
 ) -> list[Piece] | None:
     """Pieces for a code file, or ``None`` when its syntax tree is too broken to be useful."""
-    spec = SPECS[language]
+    spec = syntax_of(language)
     tree = treesitter.parse(language, source)
     return _CodeChunker(lines, source, language, spec, min_chunk_lines).run(tree.root_node)
 
@@ -121,13 +122,14 @@ class _CodeChunker:
     """Walks one parsed file; holds the per-file lookups the walk needs."""
 
     def __init__(
-        self, lines: Sequence[str], source: bytes, language: str, spec: LanguageSpec, min_chunk_lines: int
+        self, lines: Sequence[str], source: bytes, language: str, spec: SyntaxSpec, min_chunk_lines: int
     ):
         self.lines = lines
         self.source = source
         self.language = language
         self.spec = spec
         self.min_chunk_lines = min_chunk_lines
+        self.modules_hold_methods = modules_hold_methods(language)
         # end row → (start row, is_comment) of comments/attributes alone on their lines
         self.leading: dict[int, tuple[int, bool]] = {}
         self.comment_rows: set[int] = set()
@@ -184,7 +186,7 @@ class _CodeChunker:
                 found.append(definition)
             elif child.type in self.spec.transparent or child.type == "ERROR":
                 found.extend(self._collect(child, scope, owner, depth + 1))
-        return found
+        return _join_clauses(found) if self.spec.joins_clauses else found
 
     def _attach_leading(self, defs: list[_Def], floor: int) -> list[_Def]:
         """Extend each definition upwards over the comment/attribute block directly above it."""
@@ -229,7 +231,7 @@ class _CodeChunker:
             function_name = parts[-1].rsplit(".", 1)[-1]  # JS ``exports.send = function`` → ``send``
         else:
             # a type chunk is its own class; a Rust ``mod`` is no class at all
-            owns_methods = kind != "namespace" or self.spec.namespace_holds_methods
+            owns_methods = kind != "namespace" or self.modules_hold_methods
             class_name, function_name = (parts[-1] if owns_methods else ""), ""
         qualified = ".".join((*scope, *parts))
 
@@ -262,6 +264,8 @@ class _CodeChunker:
         if node.type in self.spec.definitions:
             return node, None, None
         strategy = self.spec.wrappers.get(node.type)
+        if strategy == "call_definition":  # Elixir ``def f(x) do``: a macro call defines
+            return self._call_definition(node)
         if strategy == "definition":  # Python decorators
             inner = node.child_by_field_name("definition")
             return self._unwrap(inner) if inner is not None else None
@@ -315,7 +319,7 @@ class _CodeChunker:
             if ".prototype." in text:
                 owner, _, name = text.partition(".prototype.")
                 return "method", name_node, [owner, name]
-            return kind, name_node, _qualified_parts(text)
+            return kind, name_node, self._parts(text)
         if inner.type == "method_declaration" and self.language == "go":
             name_node = inner.child_by_field_name("name")
             receiver = self._go_receiver(inner.child_by_field_name("receiver"))
@@ -343,11 +347,32 @@ class _CodeChunker:
             text = self._text(name_node)
             if "operator" not in text:  # ``operator<=>`` / ``operator[]`` are names, not template arguments
                 text = _GENERIC_ARGS.sub("", text)
-            return kind, name_node, _qualified_parts(text)
+            return kind, name_node, self._parts(text)
         if inner.type == "secondary_constructor":
             return kind, None, ["constructor"]
         name_node = inner.child_by_field_name("name")
-        return kind, name_node, _qualified_parts(self._text(name_node)) if name_node is not None else []
+        if name_node is None and inner.type in self.spec.name_paths:
+            name_node = _follow(inner, self.spec.name_paths[inner.type])
+        return kind, name_node, self._parts(self._text(name_node)) if name_node is not None else []
+
+    def _parts(self, text: str) -> list[str]:
+        return _qualified_parts(text, self.spec.qualifier_split)
+
+    def _call_definition(self, node: Node) -> tuple[Node, str, Node] | None:
+        """``(call, kind, name node)`` when ``node`` is a defining macro call (``def``, ``defmodule``)."""
+        target = node.child_by_field_name("target")
+        kind = self.spec.call_definitions.get(self._text(target)) if target is not None else None
+        arguments = next((c for c in node.named_children if c.type == "arguments"), None)
+        if kind is None or arguments is None or not arguments.named_children:
+            return None
+        name: Node | None = arguments.named_children[0]
+        if name is not None and name.type == "binary_operator":  # ``def f(x) when is_integer(x)``
+            name = name.child_by_field_name("left")
+        if name is not None and name.type == "call":  # ``f(x)``: named by its target
+            name = name.child_by_field_name("target")
+        if name is None or name.type not in ("identifier", "alias"):
+            return None
+        return node, kind, name
 
     def _go_receiver(self, receiver: Node | None) -> str:
         if receiver is None:
@@ -359,7 +384,11 @@ class _CodeChunker:
         return ""
 
     def _body(self, inner: Node) -> Node | None:
-        body = inner.child_by_field_name("body")
+        body = inner.child_by_field_name(self.spec.body_field)
+        if body is None and inner.type in self.spec.self_bodied:
+            return inner  # Haskell ``instance``: its equations are its children
+        if body is None and self.spec.body_nodes:
+            body = next((c for c in inner.named_children if c.type in self.spec.body_nodes), None)
         if body is None and inner.type == "type_declaration":
             spec = next((c for c in inner.named_children if c.type in ("type_spec", "type_alias")), None)
             body = spec.child_by_field_name("type") if spec is not None else None
@@ -579,9 +608,40 @@ def _function_declarator(node: Node) -> Node | None:
     return declarator
 
 
-def _qualified_parts(text: str) -> list[str]:
+def _qualified_parts(text: str, separators: re.Pattern[str]) -> list[str]:
     """``Foo::Bar`` / ``A\\B`` → ``["Foo", "Bar"]``; plain names stay one part (JS ``exports.f`` included)."""
-    return [part.strip() for part in re.split(r"::|\\", text) if part.strip()] if text else []
+    return [part.strip() for part in separators.split(text) if part.strip()] if text else []
+
+
+def _follow(node: Node, path: tuple[str, ...]) -> Node | None:
+    """The node at ``path`` below ``node``: each step a field name, else the first child of that type."""
+    for step in path:
+        child = node.child_by_field_name(step)
+        if child is None:
+            child = next((c for c in node.named_children if c.type == step), None)
+        if child is None:
+            return None
+        node = child
+    return node
+
+
+def _join_clauses(defs: list[_Def]) -> list[_Def]:
+    """Adjacent definitions of one name become one: Haskell equations, Elixir function clauses."""
+    out: list[_Def] = []
+    for definition in defs:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and not last.members
+            and not definition.members
+            and (last.qualified, last.kind) == (definition.qualified, definition.kind)
+        ):
+            out[-1] = replace(
+                last, end_row=definition.end_row, owns_lines=last.owns_lines and definition.owns_lines
+            )
+        else:
+            out.append(definition)
+    return out
 
 
 def _base_type_name(text: str) -> str:

@@ -29,17 +29,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
+
+from local_memory_shared.languages import GRAPH_LANGUAGES, LANGUAGES, modules_hold_methods
+from local_memory_shared.languages import SYMBOL_CONTAINER_KINDS as CONTAINER_KINDS
 
 from .. import treesitter
 
 MODULE_CALLER = "<module>"
 DYNAMIC_CALLEE = "<dynamic>"
-
-#: kinds whose nested functions are methods and whose names qualify what they contain
-CONTAINER_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "module"})
 
 _INHERITS = re.compile(r"^;\s*inherits:\s*([a-z_]+)\s*$", re.MULTILINE)
 _QUALIFIER_SPLIT = re.compile(r"::|\.|#|->|\\")
@@ -98,13 +98,9 @@ class FileGraph:
 EMPTY_GRAPH = FileGraph()
 
 
-@lru_cache(maxsize=1)
 def supported_languages() -> frozenset[str]:
-    """Languages that ship a tags query."""
-    root = resources.files(__package__).joinpath("queries")
-    return frozenset(
-        entry.name.removesuffix("-tags.scm") for entry in root.iterdir() if entry.name.endswith("-tags.scm")
-    )
+    """Languages that ship a tags query (``Language.tags`` in the shared language data)."""
+    return GRAPH_LANGUAGES
 
 
 def query_source(language: str) -> str:
@@ -285,7 +281,7 @@ def _qualify(defs: dict[tuple[int, int, str], _Def], language: str) -> None:
 def _holds_methods(container: _Def, language: str) -> bool:
     # A Ruby module's defs are methods (mixins); a Rust `mod` or TS namespace holds functions.
     if container.kind == "module":
-        return language == "ruby"
+        return modules_hold_methods(language)
     return container.is_scope or container.kind in CONTAINER_KINDS
 
 
@@ -306,12 +302,13 @@ def _call_sites(
     language: str,
 ) -> tuple[CallSite, ...]:
     out: set[CallSite] = set()
+    constructor = LANGUAGES[language].constructor_call if language in LANGUAGES else None
     for key, (node, name_node) in calls.items():
         if key in import_nodes or key in dynamic:
             continue  # require('x') is an import; send(:x) is a dynamic call
         name = treesitter.node_text(name_node, source)
         text = _callee_text(node, name_node, source)
-        if language == "ruby" and name == "new" and "." in text:
+        if name == constructor and "." in text:
             # Foo.new constructs Foo: the call goes to the class
             name = _QUALIFIER_SPLIT.split(text)[-2] or name
         receiver_type = _receiver_type(node, text, defs, types)
