@@ -118,8 +118,8 @@ def _capture_query(language: str, node_types: frozenset[str]) -> Any:
     return treesitter.query(language, f"[{patterns}] @node")
 
 
-class _CodeChunker:
-    """Walks one parsed file; holds the per-file lookups the walk needs."""
+class _Source:
+    """One parsed file's text and the per-file lookups the walk fills in; text helpers."""
 
     def __init__(
         self, lines: Sequence[str], source: bytes, language: str, spec: SyntaxSpec, min_chunk_lines: int
@@ -136,128 +136,62 @@ class _CodeChunker:
         self.byte_lines = source.split(b"\n")
         self.error_rows: set[int] = set()
 
-    # -- driver ---------------------------------------------------------------------------------
+    def _text(self, node: Node) -> str:
+        return " ".join(treesitter.node_text(node, self.source).split())
 
-    def run(self, root: Node) -> list[Piece] | None:
-        self._index_leading(root)
-        defs = self._attach_leading(self._collect(root, (), None), floor=0)
-        if root.has_error:
-            if not defs:
-                log.debug(
-                    "no definition recovered from a broken %s file; falling back to windows", self.language
-                )
-                return None
-            self.error_rows = self._error_rows(root)
-        pieces: list[Piece] = []
-        self._emit_level(defs, pieces)
-        pieces.extend(self._module_pieces(defs))
-        return pieces
+    def _owns_lines(self, node: Node) -> bool:
+        """True when only whitespace precedes the node on its first line and at most ``;``/``,`` follows on its last."""
+        start_row, start_col = node.start_point
+        end_row, end_col = node.end_point
+        before = self.source_line(start_row)[:start_col]
+        after = self.source_line(end_row)[end_col:]
+        return not before.strip() and after.strip() in (b"", b";", b",")
 
-    def _error_rows(self, root: Node) -> set[int]:
-        rows: set[int] = set()
-        for node, _ in _capture_query(self.language, frozenset({"ERROR"})).captures(root):
-            rows.update(range(node.start_point[0], node.end_point[0] + 1))
-        return rows
+    def source_line(self, row: int) -> bytes:
+        """Raw bytes of one row (tree-sitter columns are byte offsets)."""
+        return self.byte_lines[row] if row < len(self.byte_lines) else b""
 
-    def _index_leading(self, root: Node) -> None:
-        types = self.spec.comments | self.spec.attachable
-        for node, _ in _capture_query(self.language, types).captures(root):
-            if not self._owns_lines(node):
-                continue  # a trailing comment documents the code before it, not the next definition
-            start, end = node.start_point[0], node.end_point[0]
-            is_comment = node.type in self.spec.comments
-            if is_comment:
-                self.comment_rows.update(range(start, end + 1))
-            known = self.leading.get(end)
-            if known is None or start < known[0]:
-                self.leading[end] = (start, is_comment)
+    def _rows(self, first: int, last: int) -> list[Row]:
+        return [(row + 1, self.lines[row]) for row in range(first, min(last, len(self.lines) - 1) + 1)]
 
-    # -- finding definitions --------------------------------------------------------------------
+    def _signature(self, first: int, last: int) -> str:
+        parts = [
+            self.lines[row].strip()
+            for row in range(first, min(last, first + MAX_SIGNATURE_ROWS - 1) + 1)
+            if row < len(self.lines)
+        ]
+        signature = " ".join(part for part in parts if part)
+        # a parameter list spread over lines reads as one line: ``f( a, b, )`` → ``f(a, b)``
+        signature = _OPEN_SPACE.sub(r"\1", _SPACE_CLOSE.sub(r"\1", signature))
+        return clip(signature.removesuffix("{").rstrip(), MAX_SIGNATURE_CHARS)
 
-    def _collect(
-        self, parent: Node, scope: tuple[str, ...], owner: _Owner | None, depth: int = 0
-    ) -> list[_Def]:
-        found: list[_Def] = []
-        if depth > MAX_NESTING:
-            return found  # pathological nesting: the lines still land in the enclosing chunk
-        for child in parent.named_children:
-            definition = self._definition(child, scope, owner, depth)
-            if definition is not None:
-                found.append(definition)
-            elif child.type in self.spec.transparent or child.type == "ERROR":
-                found.extend(self._collect(child, scope, owner, depth + 1))
-        return _join_clauses(found) if self.spec.joins_clauses else found
+    def _docstring(self, body: Node | None) -> str:
+        """First line of a Python docstring (other languages document with comments above)."""
+        if self.language != "python" or body is None or body.type != "block" or not body.named_children:
+            return ""
+        first = body.named_children[0]
+        if (
+            first.type != "expression_statement"
+            or not first.named_children
+            or first.named_children[0].type != "string"
+        ):
+            return ""
+        text = treesitter.node_text(first.named_children[0], self.source)
+        text = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", text)
+        text = re.sub(r"('''|\"\"\"|'|\")$", "", text)
+        return _first_meaningful(text.splitlines())
 
-    def _attach_leading(self, defs: list[_Def], floor: int) -> list[_Def]:
-        """Extend each definition upwards over the comment/attribute block directly above it."""
-        out = []
-        previous_end = floor - 1
-        for definition in sorted(defs, key=lambda d: (d.outer_start_row, d.end_row)):
-            row = definition.outer_start_row
-            while row - 1 > previous_end and (row - 1) in self.leading:
-                start, _ = self.leading[row - 1]
-                if start <= previous_end:
-                    break
-                row = start
-            doc = definition.doc or self._comment_doc(row, definition.outer_start_row)
-            out.append(replace(definition, start_row=row, doc=doc))
-            previous_end = max(previous_end, definition.end_row)
-        return out
+    def _comment_doc(self, first: int, last: int) -> str:
+        """First meaningful line of the comment rows in ``[first, last)``."""
+        rows = [self.lines[row] for row in range(first, last) if row in self.comment_rows]
+        cleaned = [
+            _XML_TAG.sub("", _COMMENT_MARKERS.sub("", text.strip())).removesuffix("*/") for text in rows
+        ]
+        return _first_meaningful(cleaned)
 
-    def _definition(
-        self, node: Node, scope: tuple[str, ...], owner: _Owner | None, depth: int
-    ) -> _Def | None:
-        unwrapped = self._unwrap(node)
-        if unwrapped is None:
-            return None
-        inner, kind, name_node = unwrapped
-        kind = kind or self.spec.definitions[inner.type]
-        if inner.type in self.spec.requires_body and not _has_body(inner):
-            return None
-        refined = self._refine(inner, kind, name_node)
-        if refined is None:
-            return None
-        kind, name_node, parts = refined
-        if not parts or not all(parts):
-            return None
 
-        if kind in FUNCTION_KINDS:
-            if len(parts) > 1:  # Go receivers, C++ ``Foo::bar``, JS ``Foo.prototype.bar``
-                kind, class_name = "method", parts[-2]
-            elif owner is not None and owner.holds_methods:
-                kind, class_name = "method", owner.name
-            else:
-                class_name = ""
-            function_name = parts[-1].rsplit(".", 1)[-1]  # JS ``exports.send = function`` → ``send``
-        else:
-            # a type chunk is its own class; a Rust ``mod`` is no class at all
-            owns_methods = kind != "namespace" or self.modules_hold_methods
-            class_name, function_name = (parts[-1] if owns_methods else ""), ""
-        qualified = ".".join((*scope, *parts))
-
-        body = self._body(inner)
-        sig_start = name_node.start_point[0] if name_node is not None else inner.start_point[0]
-        header_end = self._header_end(inner, body)
-        sig_start = min(max(sig_start, node.start_point[0]), header_end)
-        members: tuple[_Def, ...] = ()
-        if kind in CONTAINER_KINDS and body is not None:
-            owner_here = _Owner(parts[-1], holds_methods=bool(class_name))
-            found = self._collect(body, (*scope, *parts), owner_here, depth + 1)
-            members = tuple(self._attach_leading(found, floor=header_end + 1))
-        return _Def(
-            kind=kind,
-            qualified=qualified,
-            class_name=class_name,
-            function_name=function_name,
-            start_row=node.start_point[0],
-            outer_start_row=node.start_point[0],
-            end_row=node.end_point[0],
-            header_end_row=header_end,
-            owns_lines=self._owns_lines(node),
-            signature=self._signature(sig_start, header_end),
-            doc=self._docstring(body),
-            members=members,
-        )
+class _Syntax(_Source):
+    """How one definition node reads: what it wraps, its kind, its name parts, its body and header."""
 
     def _unwrap(self, node: Node) -> tuple[Node, str | None, Node | None] | None:
         """(definition node, kind override, name node override) for a definition or a wrapper of one."""
@@ -403,62 +337,132 @@ class _CodeChunker:
             body_row -= 1
         return max(inner.start_point[0], min(body_row, inner.end_point[0]))
 
-    # -- text helpers ---------------------------------------------------------------------------
 
-    def _text(self, node: Node) -> str:
-        return " ".join(treesitter.node_text(node, self.source).split())
+class _Finder(_Syntax):
+    """Finds the file's definitions (nested in containers) with their leading comments and attributes."""
 
-    def _owns_lines(self, node: Node) -> bool:
-        """True when only whitespace precedes the node on its first line and at most ``;``/``,`` follows on its last."""
-        start_row, start_col = node.start_point
-        end_row, end_col = node.end_point
-        before = self.source_line(start_row)[:start_col]
-        after = self.source_line(end_row)[end_col:]
-        return not before.strip() and after.strip() in (b"", b";", b",")
+    def _error_rows(self, root: Node) -> set[int]:
+        rows: set[int] = set()
+        for node, _ in _capture_query(self.language, frozenset({"ERROR"})).captures(root):
+            rows.update(range(node.start_point[0], node.end_point[0] + 1))
+        return rows
 
-    def source_line(self, row: int) -> bytes:
-        """Raw bytes of one row (tree-sitter columns are byte offsets)."""
-        return self.byte_lines[row] if row < len(self.byte_lines) else b""
+    def _index_leading(self, root: Node) -> None:
+        types = self.spec.comments | self.spec.attachable
+        for node, _ in _capture_query(self.language, types).captures(root):
+            if not self._owns_lines(node):
+                continue  # a trailing comment documents the code before it, not the next definition
+            start, end = node.start_point[0], node.end_point[0]
+            is_comment = node.type in self.spec.comments
+            if is_comment:
+                self.comment_rows.update(range(start, end + 1))
+            known = self.leading.get(end)
+            if known is None or start < known[0]:
+                self.leading[end] = (start, is_comment)
 
-    def _rows(self, first: int, last: int) -> list[Row]:
-        return [(row + 1, self.lines[row]) for row in range(first, min(last, len(self.lines) - 1) + 1)]
+    def _collect(
+        self, parent: Node, scope: tuple[str, ...], owner: _Owner | None, depth: int = 0
+    ) -> list[_Def]:
+        found: list[_Def] = []
+        if depth > MAX_NESTING:
+            return found  # pathological nesting: the lines still land in the enclosing chunk
+        for child in parent.named_children:
+            definition = self._definition(child, scope, owner, depth)
+            if definition is not None:
+                found.append(definition)
+            elif child.type in self.spec.transparent or child.type == "ERROR":
+                found.extend(self._collect(child, scope, owner, depth + 1))
+        return _join_clauses(found) if self.spec.joins_clauses else found
 
-    def _signature(self, first: int, last: int) -> str:
-        parts = [
-            self.lines[row].strip()
-            for row in range(first, min(last, first + MAX_SIGNATURE_ROWS - 1) + 1)
-            if row < len(self.lines)
-        ]
-        signature = " ".join(part for part in parts if part)
-        # a parameter list spread over lines reads as one line: ``f( a, b, )`` → ``f(a, b)``
-        signature = _OPEN_SPACE.sub(r"\1", _SPACE_CLOSE.sub(r"\1", signature))
-        return clip(signature.removesuffix("{").rstrip(), MAX_SIGNATURE_CHARS)
+    def _attach_leading(self, defs: list[_Def], floor: int) -> list[_Def]:
+        """Extend each definition upwards over the comment/attribute block directly above it."""
+        out = []
+        previous_end = floor - 1
+        for definition in sorted(defs, key=lambda d: (d.outer_start_row, d.end_row)):
+            row = definition.outer_start_row
+            while row - 1 > previous_end and (row - 1) in self.leading:
+                start, _ = self.leading[row - 1]
+                if start <= previous_end:
+                    break
+                row = start
+            doc = definition.doc or self._comment_doc(row, definition.outer_start_row)
+            out.append(replace(definition, start_row=row, doc=doc))
+            previous_end = max(previous_end, definition.end_row)
+        return out
 
-    def _docstring(self, body: Node | None) -> str:
-        """First line of a Python docstring (other languages document with comments above)."""
-        if self.language != "python" or body is None or body.type != "block" or not body.named_children:
-            return ""
-        first = body.named_children[0]
-        if (
-            first.type != "expression_statement"
-            or not first.named_children
-            or first.named_children[0].type != "string"
-        ):
-            return ""
-        text = treesitter.node_text(first.named_children[0], self.source)
-        text = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", text)
-        text = re.sub(r"('''|\"\"\"|'|\")$", "", text)
-        return _first_meaningful(text.splitlines())
+    def _definition(
+        self, node: Node, scope: tuple[str, ...], owner: _Owner | None, depth: int
+    ) -> _Def | None:
+        unwrapped = self._unwrap(node)
+        if unwrapped is None:
+            return None
+        inner, kind, name_node = unwrapped
+        kind = kind or self.spec.definitions[inner.type]
+        if inner.type in self.spec.requires_body and not _has_body(inner):
+            return None
+        refined = self._refine(inner, kind, name_node)
+        if refined is None:
+            return None
+        kind, name_node, parts = refined
+        if not parts or not all(parts):
+            return None
 
-    def _comment_doc(self, first: int, last: int) -> str:
-        """First meaningful line of the comment rows in ``[first, last)``."""
-        rows = [self.lines[row] for row in range(first, last) if row in self.comment_rows]
-        cleaned = [
-            _XML_TAG.sub("", _COMMENT_MARKERS.sub("", text.strip())).removesuffix("*/") for text in rows
-        ]
-        return _first_meaningful(cleaned)
+        if kind in FUNCTION_KINDS:
+            if len(parts) > 1:  # Go receivers, C++ ``Foo::bar``, JS ``Foo.prototype.bar``
+                kind, class_name = "method", parts[-2]
+            elif owner is not None and owner.holds_methods:
+                kind, class_name = "method", owner.name
+            else:
+                class_name = ""
+            function_name = parts[-1].rsplit(".", 1)[-1]  # JS ``exports.send = function`` → ``send``
+        else:
+            # a type chunk is its own class; a Rust ``mod`` is no class at all
+            owns_methods = kind != "namespace" or self.modules_hold_methods
+            class_name, function_name = (parts[-1] if owns_methods else ""), ""
+        qualified = ".".join((*scope, *parts))
 
-    # -- emitting pieces ------------------------------------------------------------------------
+        body = self._body(inner)
+        sig_start = name_node.start_point[0] if name_node is not None else inner.start_point[0]
+        header_end = self._header_end(inner, body)
+        sig_start = min(max(sig_start, node.start_point[0]), header_end)
+        members: tuple[_Def, ...] = ()
+        if kind in CONTAINER_KINDS and body is not None:
+            owner_here = _Owner(parts[-1], holds_methods=bool(class_name))
+            found = self._collect(body, (*scope, *parts), owner_here, depth + 1)
+            members = tuple(self._attach_leading(found, floor=header_end + 1))
+        return _Def(
+            kind=kind,
+            qualified=qualified,
+            class_name=class_name,
+            function_name=function_name,
+            start_row=node.start_point[0],
+            outer_start_row=node.start_point[0],
+            end_row=node.end_point[0],
+            header_end_row=header_end,
+            owns_lines=self._owns_lines(node),
+            signature=self._signature(sig_start, header_end),
+            doc=self._docstring(body),
+            members=members,
+        )
+
+
+class _CodeChunker(_Finder):
+    """Walks one parsed file and emits its pieces: definitions, class skeletons, module gaps."""
+
+    def run(self, root: Node) -> list[Piece] | None:
+        self._index_leading(root)
+        defs = self._attach_leading(self._collect(root, (), None), floor=0)
+        if root.has_error:
+            if not defs:
+                log.debug(
+                    "no definition recovered from a broken %s file; falling back to windows", self.language
+                )
+                return None
+            self.error_rows = self._error_rows(root)
+        pieces: list[Piece] = []
+        self._emit_level(defs, pieces)
+        pieces.extend(self._module_pieces(defs))
+        return pieces
 
     def _emit_level(self, defs: Sequence[_Def], pieces: list[Piece]) -> None:
         for group in self._merge_tiny(defs):
