@@ -523,6 +523,11 @@ def language_for_path(path: str) -> str:
     return EXTENSION_LANGUAGE.get(suffix, "text")
 
 
+def suffixes_of(*languages: str) -> tuple[str, ...]:
+    """File suffixes (with the dot) of ``languages``, in order: ``suffixes_of("kotlin")`` → ``(".kt", ".kts")``."""
+    return tuple(f".{ext}" for name in languages for ext in LANGUAGES[name].extensions)
+
+
 def syntax_of(language: str) -> SyntaxSpec:
     """The chunking syntax of ``language`` (KeyError when it is not chunked from a tree)."""
     syntax = LANGUAGES[language].syntax

@@ -142,7 +142,7 @@ def resolved_call_edges(conn: Any) -> list[tuple[str, str, str, CallEdge]]:
         )
     ]
     graph.prefetch(edges)
-    out = []
+    out: list[tuple[str, str, str, CallEdge]] = []
     for edge in edges:
         resolution = graph.resolve(edge)
         caller = graph.caller_of(edge)

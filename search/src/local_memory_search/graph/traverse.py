@@ -52,7 +52,7 @@ def caller_hops(
         if rows:
             for written in {rows[0].name} | graph.aliases_of(rows[0].name):
                 wanted[written].add(key)
-    out = []
+    out: list[Hop] = []
     for edge in graph.edges_calling(list(wanted)):
         resolution = graph.resolve(edge)
         if resolution.how == TOO_AMBIGUOUS:
@@ -70,7 +70,7 @@ def caller_hops(
 def callee_hops(graph: GraphReader, keys: list[str], notes: CalleeNotes | None = None) -> list[Hop]:
     """A hop to every definition a call site inside one of ``keys`` lands on; the rest go to ``notes``."""
     symbols = [row for key in keys for row in graph.rows_of(key)]
-    out = []
+    out: list[Hop] = []
     for edge in graph.edges_from(symbols):
         caller = graph.caller_of(edge)
         resolution = Resolution((), "dynamic") if edge.dynamic else graph.resolve(edge)
