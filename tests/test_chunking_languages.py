@@ -476,6 +476,126 @@ fun main(args: Array<String>) {
 """
 
 # (chunk_kind, symbol_name, class_name, function_name, start_line, end_line) in output order
+SCALA = """\
+package app.net
+
+import scala.concurrent.Future
+
+/** A simple client. */
+class Client(base: String) extends Base {
+  val timeout = 30
+
+  // Send a request.
+  def send(path: String): String = {
+    val url = base + path
+    fetch(url)
+  }
+
+  def close(): Unit = ()
+}
+
+object Client {
+  def apply(base: String): Client =
+    new Client(base)
+}
+
+trait Greeter {
+  def greet(name: String): String
+}
+
+def helper(x: Int): Int = x * 2
+"""
+
+ELIXIR = """\
+defmodule App.Client do
+  @moduledoc "HTTP client."
+  alias App.Http
+
+  @doc "Send a request."
+  def send(client, path) do
+    url = client.base <> path
+    Http.fetch(url)
+  end
+
+  def size([]), do: 0
+  def size([_ | rest]), do: 1 + size(rest)
+
+  defp close(client) when is_map(client) do
+    :ok
+  end
+end
+"""
+
+HASKELL = """\
+module App.Client where
+
+import qualified Data.Map as Map
+
+-- | A simple client.
+data Client = Client
+  { base :: String
+  }
+
+-- | Send a request.
+send :: Client -> String -> IO String
+send client path = do
+  let url = base client ++ path
+  fetch url
+
+fact :: Int -> Int
+fact 0 = 1
+fact n = n * fact (n - 1)
+
+class Shape a where
+  area :: a -> Double
+  describe :: a -> String
+  describe _ = "shape"
+"""
+
+LUA = """\
+-- HTTP client.
+local Client = {}
+Client.__index = Client
+
+function Client.new(base)
+  return setmetatable({ base = base }, Client)
+end
+
+-- Send a request.
+function Client:send(path)
+  local url = self.base .. path
+  return fetch(url)
+end
+
+local function helper(x)
+  return x * 2
+end
+
+return Client
+"""
+
+BASH = """\
+#!/usr/bin/env bash
+set -euo pipefail
+
+# Print usage and exit.
+usage() {
+  echo "usage: $0 path"
+  exit 1
+}
+
+function build {
+  make -C "$1"
+}
+
+main() {
+  [ $# -gt 0 ] || usage
+  build "$1"
+}
+
+main "$@"
+"""
+
 EXPECTED = {
     "python": (
         PYTHON,
@@ -639,6 +759,61 @@ EXPECTED = {
             ("function", "main", "", "main", 30, 32),
         ],
     ),
+    "scala": (
+        SCALA,
+        [
+            ("module", "", "", "", 1, 3),
+            ("class", "Client", "Client", "", 5, 16),
+            ("method", "Client.send", "Client", "send", 9, 13),
+            ("method", "Client.close", "Client", "close", 15, 15),
+            ("object", "Client", "Client", "", 18, 21),
+            ("method", "Client.apply", "Client", "apply", 19, 21),
+            ("trait", "Greeter", "Greeter", "", 23, 25),
+            ("function", "helper", "", "helper", 27, 27),
+        ],
+    ),
+    "elixir": (
+        ELIXIR,
+        [
+            ("namespace", "App.Client", "App.Client", "", 1, 17),
+            ("method", "App.Client.send", "App.Client", "send", 5, 9),
+            # two clauses of one function are one chunk
+            ("method", "App.Client.size", "App.Client", "size", 11, 12),
+            ("method", "App.Client.close", "App.Client", "close", 14, 16),
+        ],
+    ),
+    "haskell": (
+        HASKELL,
+        [
+            ("module", "", "", "", 1, 3),
+            ("type", "Client", "Client", "", 5, 8),
+            # the type signature and the haddock comment above it belong to the function
+            ("function", "send", "", "send", 10, 14),
+            ("function", "fact", "", "fact", 16, 18),
+            ("interface", "Shape", "Shape", "", 20, 23),
+            ("method", "Shape.describe", "Shape", "describe", 21, 23),
+        ],
+    ),
+    "lua": (
+        LUA,
+        [
+            ("module", "", "", "", 1, 3),
+            ("method", "Client.new", "Client", "new", 5, 7),
+            ("method", "Client.send", "Client", "send", 9, 13),
+            ("function", "helper", "", "helper", 15, 17),
+            ("module", "", "", "", 19, 19),
+        ],
+    ),
+    "bash": (
+        BASH,
+        [
+            ("module", "", "", "", 1, 2),
+            ("function", "usage", "", "usage", 4, 8),
+            ("function", "build", "", "build", 10, 12),
+            ("function", "main", "", "main", 14, 17),
+            ("module", "", "", "", 19, 19),
+        ],
+    ),
 }
 
 EXTENSIONS = {
@@ -655,8 +830,13 @@ EXTENSIONS = {
     "ruby": "rb",
     "php": "php",
     "kotlin": "kt",
+    "scala": "scala",
+    "elixir": "ex",
+    "haskell": "hs",
+    "lua": "lua",
+    "bash": "sh",
 }
-MARKER = re.compile(r"\s*(#|//) \.\.\. [\w.]+ \(lines (\d+)-(\d+)\)")
+MARKER = re.compile(r"\s*(#|//|--) \.\.\. [\w.]+ \(lines (\d+)-(\d+)\)")
 
 
 def _chunk(language: str) -> list[ChunkDraft]:
@@ -844,8 +1024,29 @@ def test_language_idioms(language: str) -> None:
     assert [(d.chunk_kind, d.symbol_name, d.class_name, d.start_line, d.end_line) for d in drafts] == expected
 
 
-def test_every_code_language_has_a_spec() -> None:
-    from local_memory_indexer.chunking.languages import SPECS
-    from local_memory_indexer.treesitter import CODE_LANGUAGES
+def test_every_code_language_has_a_spec_and_a_fixture() -> None:
+    from local_memory_indexer.chunking.languages import syntax_of
+    from local_memory_indexer.treesitter import CODE_LANGUAGES, get_language
 
-    assert set(SPECS) == set(CODE_LANGUAGES) == set(EXPECTED)
+    assert set(CODE_LANGUAGES) == set(EXPECTED)
+    for language in CODE_LANGUAGES:
+        assert syntax_of(language).definitions or syntax_of(language).call_definitions
+        assert get_language(language) is not None  # the bundled grammar loads
+
+
+def test_benchmark_languages_are_chunked_by_definition_from_their_file_names() -> None:
+    """Scala, Elixir, Haskell, Lua and Bash files chunk along definitions, found by extension alone."""
+    from local_memory_indexer.treesitter import language_for_path
+
+    expected = {
+        "lib/client.scala": ("scala", "Client.send"),
+        "lib/app/client.ex": ("elixir", "App.Client.send"),
+        "src/Client.hs": ("haskell", "send"),
+        "lua/client.lua": ("lua", "Client.send"),
+        "bin/build.sh": ("bash", "build"),
+    }
+    for path, (language, symbol) in expected.items():
+        assert language_for_path(path) == language
+        drafts = chunk_file(path, EXPECTED[language][0].encode(), language_for_path(path))
+        assert symbol in {d.symbol_name for d in drafts}
+        assert "window" not in {d.chunk_kind for d in drafts}

@@ -512,3 +512,71 @@ def test_a_call_matching_too_many_definitions_is_counted_not_listed(tmp_path: Pa
     assert callees["status"] == "unresolved_ambiguous"
     assert [(s["name"], s["definitions"]) for s in callees["ambiguous_sites"]] == [("run", MAX_AMBIGUOUS + 2)]
     assert trace_path(ro, "go", "Job3.run")[0]["status"] == "no_path"  # never walked through
+
+
+# --- the library shape ------------------------------------------------------------------------
+
+
+def test_plain_queries_answer_one_frozen_shape_and_the_old_names_wrap_them(conn: sqlite3.Connection) -> None:
+    """``callers``/``callees``/``trace``/``imports`` take frozen queries and answer a frozen GraphResult."""
+    import dataclasses
+
+    from local_memory_search.graph import (
+        CallQuery,
+        GraphResult,
+        ImportQuery,
+        TraceQuery,
+        callees,
+        callers,
+        imports,
+        trace,
+    )
+
+    answers = {
+        "callers": (callers(conn, CallQuery("fact", depth=2)), find_callers(conn, "fact", 2)),
+        "callees": (callees(conn, CallQuery("is_even")), find_callees(conn, "is_even")),
+        "trace": (trace(conn, TraceQuery("is_even", "is_odd")), trace_path(conn, "is_even", "is_odd")),
+        "imports": (imports(conn, ImportQuery("app/core.py")), get_import_graph(conn, "app/core.py")),
+    }
+    for name, (answer, legacy) in answers.items():
+        assert isinstance(answer, GraphResult), name
+        assert answer.as_tuple() == legacy, name
+        assert answer.data["status"] == "ok", name
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            answer.data = {}  # type: ignore[misc]
+    with pytest.raises(InvalidArgument) as err:
+        callers(conn, CallQuery("fact", depth=9))
+    assert err.value.field == "depth"
+
+
+def test_the_graph_cache_is_an_object_with_clear(tmp_path: Path) -> None:
+    """Resolutions are memoised per graph version in GRAPH_CACHES; clear() forgets them, answers stay equal."""
+    from local_memory_search.graph import GRAPH_CACHES, GraphCaches
+
+    db = tmp_path / "state.db"
+    build(
+        db, {"hub.py": "def hub():\n    pass\n", "use.py": "from hub import hub\n\ndef user():\n    hub()\n"}
+    )
+    ro = open_state_ro(db)
+    GRAPH_CACHES.clear()
+    assert len(GRAPH_CACHES) == 0
+    first = find_callers(ro, "hub")
+    assert len(GRAPH_CACHES) == 1
+    cache = GRAPH_CACHES.for_connection(ro)
+    assert cache.resolved  # the call site's resolution was kept for the next query
+    GRAPH_CACHES.clear()
+    assert len(GRAPH_CACHES) == 0 and GRAPH_CACHES.for_connection(ro) is not cache
+    assert find_callers(ro, "hub") == first
+    ro.close()
+
+    small = GraphCaches(capacity=1)
+    dbs = []
+    for i in range(2):
+        path = tmp_path / f"s{i}.db"
+        build(path, {"a.py": "def a():\n    pass\n"})
+        dbs.append(open_state_ro(path))
+    small.for_connection(dbs[0])
+    small.for_connection(dbs[1])
+    assert len(small) == 1  # least recently used version dropped
+    for c in dbs:
+        c.close()

@@ -4,67 +4,23 @@ from __future__ import annotations
 
 import warnings
 from functools import cache
-from pathlib import PurePosixPath
 from typing import Any
 
-#: file extension (lower case, no dot) → our language tag
-EXTENSION_LANGUAGE: dict[str, str] = {
-    "py": "python",
-    "pyi": "python",
-    "js": "javascript",
-    "mjs": "javascript",
-    "cjs": "javascript",
-    "jsx": "javascript",
-    "ts": "typescript",
-    "mts": "typescript",
-    "cts": "typescript",
-    "tsx": "tsx",
-    "go": "go",
-    "rs": "rust",
-    "java": "java",
-    "c": "c",
-    "h": "c",
-    "cc": "cpp",
-    "cpp": "cpp",
-    "cxx": "cpp",
-    "hpp": "cpp",
-    "hh": "cpp",
-    "hxx": "cpp",
-    "cs": "csharp",
-    "rb": "ruby",
-    "php": "php",
-    "kt": "kotlin",
-    "kts": "kotlin",
-    "md": "markdown",
-    "markdown": "markdown",
-}
+from local_memory_shared.languages import CODE_LANGUAGES, EXTENSION_LANGUAGE, GRAMMAR, language_for_path
 
-#: our language tag → tree-sitter-languages grammar name
-GRAMMAR: dict[str, str] = {
-    "python": "python",
-    "javascript": "javascript",
-    "typescript": "typescript",
-    "tsx": "tsx",
-    "go": "go",
-    "rust": "rust",
-    "java": "java",
-    "c": "c",
-    "cpp": "cpp",
-    "csharp": "c_sharp",
-    "ruby": "ruby",
-    "php": "php",
-    "kotlin": "kotlin",
-    "markdown": "markdown",
-}
-
-#: languages whose definitions are chunked from a syntax tree
-CODE_LANGUAGES = frozenset(GRAMMAR) - {"markdown"}
-
-
-def language_for_path(path: str) -> str:
-    """Language tag for a repo-relative path; 'text' when we have no grammar."""
-    suffix = PurePosixPath(path).suffix.lower().lstrip(".")
-    return EXTENSION_LANGUAGE.get(suffix, "text")
+# Language facts (extensions, grammar names, which languages are chunked from a tree) have one owner:
+# ``local_memory_shared.languages``. They are re-exported here for the indexer's existing callers.
+__all__ = [
+    "CODE_LANGUAGES",
+    "EXTENSION_LANGUAGE",
+    "GRAMMAR",
+    "get_language",
+    "get_parser",
+    "language_for_path",
+    "node_text",
+    "parse",
+    "query",
+]
 
 
 @cache

@@ -44,8 +44,9 @@ from .languages import (
     FUNCTION_KINDS,
     JS_CLASS_VALUES,
     JS_FUNCTION_VALUES,
-    SPECS,
-    LanguageSpec,
+    SyntaxSpec,
+    modules_hold_methods,
+    syntax_of,
 )
 from .window import clip, first_line_summary, is_blank, trim_blank
 
@@ -63,7 +64,7 @@ MAX_SIGNATURE_ROWS = 12
 MAX_SIGNATURE_CHARS = 200
 
 _CLOSER = re.compile(r"[})\]]+[;,]?|end|end;")
-_COMMENT_MARKERS = re.compile(r"^\s*(/\*\*+|/\*!?|\*/|\*|///?!?|//|#+|--)\s?")
+_COMMENT_MARKERS = re.compile(r"^\s*(/\*\*+|/\*!?|\*/|\*|///?!?|//|#+|---?(?:\s?\|)?)\s?")
 _XML_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
 _OPEN_SPACE = re.compile(r"([(\[])\s+")
 _SPACE_CLOSE = re.compile(r",?\s+([)\]])")
@@ -105,7 +106,7 @@ def chunk_code(
     lines: Sequence[str], source: bytes, language: str, *, min_chunk_lines: int
 ) -> list[Piece] | None:
     """Pieces for a code file, or ``None`` when its syntax tree is too broken to be useful."""
-    spec = SPECS[language]
+    spec = syntax_of(language)
     tree = treesitter.parse(language, source)
     return _CodeChunker(lines, source, language, spec, min_chunk_lines).run(tree.root_node)
 
@@ -117,264 +118,23 @@ def _capture_query(language: str, node_types: frozenset[str]) -> Any:
     return treesitter.query(language, f"[{patterns}] @node")
 
 
-class _CodeChunker:
-    """Walks one parsed file; holds the per-file lookups the walk needs."""
+class _Source:
+    """One parsed file's text and the per-file lookups the walk fills in; text helpers."""
 
     def __init__(
-        self, lines: Sequence[str], source: bytes, language: str, spec: LanguageSpec, min_chunk_lines: int
+        self, lines: Sequence[str], source: bytes, language: str, spec: SyntaxSpec, min_chunk_lines: int
     ):
         self.lines = lines
         self.source = source
         self.language = language
         self.spec = spec
         self.min_chunk_lines = min_chunk_lines
+        self.modules_hold_methods = modules_hold_methods(language)
         # end row → (start row, is_comment) of comments/attributes alone on their lines
         self.leading: dict[int, tuple[int, bool]] = {}
         self.comment_rows: set[int] = set()
         self.byte_lines = source.split(b"\n")
         self.error_rows: set[int] = set()
-
-    # -- driver ---------------------------------------------------------------------------------
-
-    def run(self, root: Node) -> list[Piece] | None:
-        self._index_leading(root)
-        defs = self._attach_leading(self._collect(root, (), None), floor=0)
-        if root.has_error:
-            if not defs:
-                log.debug(
-                    "no definition recovered from a broken %s file; falling back to windows", self.language
-                )
-                return None
-            self.error_rows = self._error_rows(root)
-        pieces: list[Piece] = []
-        self._emit_level(defs, pieces)
-        pieces.extend(self._module_pieces(defs))
-        return pieces
-
-    def _error_rows(self, root: Node) -> set[int]:
-        rows: set[int] = set()
-        for node, _ in _capture_query(self.language, frozenset({"ERROR"})).captures(root):
-            rows.update(range(node.start_point[0], node.end_point[0] + 1))
-        return rows
-
-    def _index_leading(self, root: Node) -> None:
-        types = self.spec.comments | self.spec.attachable
-        for node, _ in _capture_query(self.language, types).captures(root):
-            if not self._owns_lines(node):
-                continue  # a trailing comment documents the code before it, not the next definition
-            start, end = node.start_point[0], node.end_point[0]
-            is_comment = node.type in self.spec.comments
-            if is_comment:
-                self.comment_rows.update(range(start, end + 1))
-            known = self.leading.get(end)
-            if known is None or start < known[0]:
-                self.leading[end] = (start, is_comment)
-
-    # -- finding definitions --------------------------------------------------------------------
-
-    def _collect(
-        self, parent: Node, scope: tuple[str, ...], owner: _Owner | None, depth: int = 0
-    ) -> list[_Def]:
-        found: list[_Def] = []
-        if depth > MAX_NESTING:
-            return found  # pathological nesting: the lines still land in the enclosing chunk
-        for child in parent.named_children:
-            definition = self._definition(child, scope, owner, depth)
-            if definition is not None:
-                found.append(definition)
-            elif child.type in self.spec.transparent or child.type == "ERROR":
-                found.extend(self._collect(child, scope, owner, depth + 1))
-        return found
-
-    def _attach_leading(self, defs: list[_Def], floor: int) -> list[_Def]:
-        """Extend each definition upwards over the comment/attribute block directly above it."""
-        out = []
-        previous_end = floor - 1
-        for definition in sorted(defs, key=lambda d: (d.outer_start_row, d.end_row)):
-            row = definition.outer_start_row
-            while row - 1 > previous_end and (row - 1) in self.leading:
-                start, _ = self.leading[row - 1]
-                if start <= previous_end:
-                    break
-                row = start
-            doc = definition.doc or self._comment_doc(row, definition.outer_start_row)
-            out.append(replace(definition, start_row=row, doc=doc))
-            previous_end = max(previous_end, definition.end_row)
-        return out
-
-    def _definition(
-        self, node: Node, scope: tuple[str, ...], owner: _Owner | None, depth: int
-    ) -> _Def | None:
-        unwrapped = self._unwrap(node)
-        if unwrapped is None:
-            return None
-        inner, kind, name_node = unwrapped
-        kind = kind or self.spec.definitions[inner.type]
-        if inner.type in self.spec.requires_body and not _has_body(inner):
-            return None
-        refined = self._refine(inner, kind, name_node)
-        if refined is None:
-            return None
-        kind, name_node, parts = refined
-        if not parts or not all(parts):
-            return None
-
-        if kind in FUNCTION_KINDS:
-            if len(parts) > 1:  # Go receivers, C++ ``Foo::bar``, JS ``Foo.prototype.bar``
-                kind, class_name = "method", parts[-2]
-            elif owner is not None and owner.holds_methods:
-                kind, class_name = "method", owner.name
-            else:
-                class_name = ""
-            function_name = parts[-1].rsplit(".", 1)[-1]  # JS ``exports.send = function`` → ``send``
-        else:
-            # a type chunk is its own class; a Rust ``mod`` is no class at all
-            owns_methods = kind != "namespace" or self.spec.namespace_holds_methods
-            class_name, function_name = (parts[-1] if owns_methods else ""), ""
-        qualified = ".".join((*scope, *parts))
-
-        body = self._body(inner)
-        sig_start = name_node.start_point[0] if name_node is not None else inner.start_point[0]
-        header_end = self._header_end(inner, body)
-        sig_start = min(max(sig_start, node.start_point[0]), header_end)
-        members: tuple[_Def, ...] = ()
-        if kind in CONTAINER_KINDS and body is not None:
-            owner_here = _Owner(parts[-1], holds_methods=bool(class_name))
-            found = self._collect(body, (*scope, *parts), owner_here, depth + 1)
-            members = tuple(self._attach_leading(found, floor=header_end + 1))
-        return _Def(
-            kind=kind,
-            qualified=qualified,
-            class_name=class_name,
-            function_name=function_name,
-            start_row=node.start_point[0],
-            outer_start_row=node.start_point[0],
-            end_row=node.end_point[0],
-            header_end_row=header_end,
-            owns_lines=self._owns_lines(node),
-            signature=self._signature(sig_start, header_end),
-            doc=self._docstring(body),
-            members=members,
-        )
-
-    def _unwrap(self, node: Node) -> tuple[Node, str | None, Node | None] | None:
-        """(definition node, kind override, name node override) for a definition or a wrapper of one."""
-        if node.type in self.spec.definitions:
-            return node, None, None
-        strategy = self.spec.wrappers.get(node.type)
-        if strategy == "definition":  # Python decorators
-            inner = node.child_by_field_name("definition")
-            return self._unwrap(inner) if inner is not None else None
-        if strategy == "declaration":  # JS/TS ``export ...``
-            inner = node.child_by_field_name("declaration")
-            return self._unwrap(inner) if inner is not None else None
-        if strategy == "template":  # C++ ``template <...>`` before a function or class
-            for child in reversed(node.named_children):
-                found = self._unwrap(child)
-                if found is not None:
-                    return found
-            return None
-        if strategy == "type_specifier":  # C ``struct x {...};``, ``typedef struct {...} x;``
-            inner = node.child_by_field_name("type")
-            if inner is None or inner.type not in self.spec.definitions or not _has_body(inner):
-                return None
-            name = inner.child_by_field_name("name")
-            if name is None:  # ``typedef struct {...} point_t;`` is named by its declarator
-                name = node.child_by_field_name("declarator")
-            return inner, None, name
-        if strategy == "function_value":  # ``const f = () => {}``
-            declarators = [c for c in node.named_children if c.type == "variable_declarator"]
-            if len(declarators) != 1:
-                return None
-            return _function_value(
-                declarators[0].child_by_field_name("value"), declarators[0].child_by_field_name("name")
-            )
-        if strategy == "assignment":  # ``exports.f = function () {}``
-            expression = node.named_children[0] if node.named_children else None
-            if expression is None or expression.type != "assignment_expression":
-                return None
-            return _function_value(
-                expression.child_by_field_name("right"), expression.child_by_field_name("left")
-            )
-        if strategy == "field_value":  # class fields holding arrow functions
-            name = node.child_by_field_name("property")  # JS
-            if name is None:
-                name = node.child_by_field_name("name")  # TS
-            return _function_value(node.child_by_field_name("value"), name)
-        return None
-
-    def _refine(
-        self, inner: Node, kind: str, name_node: Node | None
-    ) -> tuple[str, Node | None, list[str]] | None:
-        """Final kind, the node naming it and its name parts (more than one for ``Owner.name`` forms)."""
-        kind_token = inner.child_by_field_name("kind")
-        if self.language == "kotlin" and kind_token is not None and kind_token.type in ("interface", "enum"):
-            kind = kind_token.type
-        if name_node is not None:
-            text = self._text(name_node)
-            if ".prototype." in text:
-                owner, _, name = text.partition(".prototype.")
-                return "method", name_node, [owner, name]
-            return kind, name_node, _qualified_parts(text)
-        if inner.type == "method_declaration" and self.language == "go":
-            name_node = inner.child_by_field_name("name")
-            receiver = self._go_receiver(inner.child_by_field_name("receiver"))
-            if not receiver or name_node is None:
-                return None
-            return kind, name_node, [receiver, self._text(name_node)]
-        if inner.type == "type_declaration":  # Go ``type X struct {...}``
-            specs = [c for c in inner.named_children if c.type in ("type_spec", "type_alias")]
-            if len(specs) != 1:
-                return None
-            name_node = specs[0].child_by_field_name("name")
-            type_node = specs[0].child_by_field_name("type")
-            type_kind = {"struct_type": "struct", "interface_type": "interface"}.get(
-                type_node.type if type_node is not None else "", "type"
-            )
-            return type_kind, name_node, [self._text(name_node)] if name_node is not None else []
-        if inner.type == "impl_item":  # Rust: named after the implementing type
-            type_node = inner.child_by_field_name("type")
-            return kind, type_node, [_base_type_name(self._text(type_node))] if type_node is not None else []
-        if inner.type == "function_definition" and self.language in ("c", "cpp"):
-            declarator = _function_declarator(inner)
-            name_node = declarator.child_by_field_name("declarator") if declarator is not None else None
-            if name_node is None:
-                return None
-            text = self._text(name_node)
-            if "operator" not in text:  # ``operator<=>`` / ``operator[]`` are names, not template arguments
-                text = _GENERIC_ARGS.sub("", text)
-            return kind, name_node, _qualified_parts(text)
-        if inner.type == "secondary_constructor":
-            return kind, None, ["constructor"]
-        name_node = inner.child_by_field_name("name")
-        return kind, name_node, _qualified_parts(self._text(name_node)) if name_node is not None else []
-
-    def _go_receiver(self, receiver: Node | None) -> str:
-        if receiver is None:
-            return ""
-        for parameter in receiver.named_children:
-            type_node = parameter.child_by_field_name("type")
-            if type_node is not None:
-                return _base_type_name(self._text(type_node))
-        return ""
-
-    def _body(self, inner: Node) -> Node | None:
-        body = inner.child_by_field_name("body")
-        if body is None and inner.type == "type_declaration":
-            spec = next((c for c in inner.named_children if c.type in ("type_spec", "type_alias")), None)
-            body = spec.child_by_field_name("type") if spec is not None else None
-        return body
-
-    def _header_end(self, inner: Node, body: Node | None) -> int:
-        """Last row of the signature: the row where the body opens (a brace) or the row before its first statement."""
-        if body is None or body.type == ";":
-            return inner.end_point[0]
-        body_row = body.start_point[0]
-        if body.type in self.spec.statement_bodies:
-            body_row -= 1
-        return max(inner.start_point[0], min(body_row, inner.end_point[0]))
-
-    # -- text helpers ---------------------------------------------------------------------------
 
     def _text(self, node: Node) -> str:
         return " ".join(treesitter.node_text(node, self.source).split())
@@ -429,7 +189,280 @@ class _CodeChunker:
         ]
         return _first_meaningful(cleaned)
 
-    # -- emitting pieces ------------------------------------------------------------------------
+
+class _Syntax(_Source):
+    """How one definition node reads: what it wraps, its kind, its name parts, its body and header."""
+
+    def _unwrap(self, node: Node) -> tuple[Node, str | None, Node | None] | None:
+        """(definition node, kind override, name node override) for a definition or a wrapper of one."""
+        if node.type in self.spec.definitions:
+            return node, None, None
+        strategy = self.spec.wrappers.get(node.type)
+        if strategy == "call_definition":  # Elixir ``def f(x) do``: a macro call defines
+            return self._call_definition(node)
+        if strategy == "definition":  # Python decorators
+            inner = node.child_by_field_name("definition")
+            return self._unwrap(inner) if inner is not None else None
+        if strategy == "declaration":  # JS/TS ``export ...``
+            inner = node.child_by_field_name("declaration")
+            return self._unwrap(inner) if inner is not None else None
+        if strategy == "template":  # C++ ``template <...>`` before a function or class
+            for child in reversed(node.named_children):
+                found = self._unwrap(child)
+                if found is not None:
+                    return found
+            return None
+        if strategy == "type_specifier":  # C ``struct x {...};``, ``typedef struct {...} x;``
+            inner = node.child_by_field_name("type")
+            if inner is None or inner.type not in self.spec.definitions or not _has_body(inner):
+                return None
+            name = inner.child_by_field_name("name")
+            if name is None:  # ``typedef struct {...} point_t;`` is named by its declarator
+                name = node.child_by_field_name("declarator")
+            return inner, None, name
+        if strategy == "function_value":  # ``const f = () => {}``
+            declarators = [c for c in node.named_children if c.type == "variable_declarator"]
+            if len(declarators) != 1:
+                return None
+            return _function_value(
+                declarators[0].child_by_field_name("value"), declarators[0].child_by_field_name("name")
+            )
+        if strategy == "assignment":  # ``exports.f = function () {}``
+            expression = node.named_children[0] if node.named_children else None
+            if expression is None or expression.type != "assignment_expression":
+                return None
+            return _function_value(
+                expression.child_by_field_name("right"), expression.child_by_field_name("left")
+            )
+        if strategy == "field_value":  # class fields holding arrow functions
+            name = node.child_by_field_name("property")  # JS
+            if name is None:
+                name = node.child_by_field_name("name")  # TS
+            return _function_value(node.child_by_field_name("value"), name)
+        return None
+
+    def _refine(
+        self, inner: Node, kind: str, name_node: Node | None
+    ) -> tuple[str, Node | None, list[str]] | None:
+        """Final kind, the node naming it and its name parts (more than one for ``Owner.name`` forms)."""
+        kind_token = inner.child_by_field_name("kind")
+        if self.language == "kotlin" and kind_token is not None and kind_token.type in ("interface", "enum"):
+            kind = kind_token.type
+        if name_node is not None:
+            text = self._text(name_node)
+            if ".prototype." in text:
+                owner, _, name = text.partition(".prototype.")
+                return "method", name_node, [owner, name]
+            return kind, name_node, self._parts(text)
+        if inner.type == "method_declaration" and self.language == "go":
+            name_node = inner.child_by_field_name("name")
+            receiver = self._go_receiver(inner.child_by_field_name("receiver"))
+            if not receiver or name_node is None:
+                return None
+            return kind, name_node, [receiver, self._text(name_node)]
+        if inner.type == "type_declaration":  # Go ``type X struct {...}``
+            specs = [c for c in inner.named_children if c.type in ("type_spec", "type_alias")]
+            if len(specs) != 1:
+                return None
+            name_node = specs[0].child_by_field_name("name")
+            type_node = specs[0].child_by_field_name("type")
+            type_kind = {"struct_type": "struct", "interface_type": "interface"}.get(
+                type_node.type if type_node is not None else "", "type"
+            )
+            return type_kind, name_node, [self._text(name_node)] if name_node is not None else []
+        if inner.type == "impl_item":  # Rust: named after the implementing type
+            type_node = inner.child_by_field_name("type")
+            return kind, type_node, [_base_type_name(self._text(type_node))] if type_node is not None else []
+        if inner.type == "function_definition" and self.language in ("c", "cpp"):
+            declarator = _function_declarator(inner)
+            name_node = declarator.child_by_field_name("declarator") if declarator is not None else None
+            if name_node is None:
+                return None
+            text = self._text(name_node)
+            if "operator" not in text:  # ``operator<=>`` / ``operator[]`` are names, not template arguments
+                text = _GENERIC_ARGS.sub("", text)
+            return kind, name_node, self._parts(text)
+        if inner.type == "secondary_constructor":
+            return kind, None, ["constructor"]
+        name_node = inner.child_by_field_name("name")
+        if name_node is None and inner.type in self.spec.name_paths:
+            name_node = _follow(inner, self.spec.name_paths[inner.type])
+        return kind, name_node, self._parts(self._text(name_node)) if name_node is not None else []
+
+    def _parts(self, text: str) -> list[str]:
+        return _qualified_parts(text, self.spec.qualifier_split)
+
+    def _call_definition(self, node: Node) -> tuple[Node, str, Node] | None:
+        """``(call, kind, name node)`` when ``node`` is a defining macro call (``def``, ``defmodule``)."""
+        target = node.child_by_field_name("target")
+        kind = self.spec.call_definitions.get(self._text(target)) if target is not None else None
+        arguments = next((c for c in node.named_children if c.type == "arguments"), None)
+        if kind is None or arguments is None or not arguments.named_children:
+            return None
+        name: Node | None = arguments.named_children[0]
+        if name is not None and name.type == "binary_operator":  # ``def f(x) when is_integer(x)``
+            name = name.child_by_field_name("left")
+        if name is not None and name.type == "call":  # ``f(x)``: named by its target
+            name = name.child_by_field_name("target")
+        if name is None or name.type not in ("identifier", "alias"):
+            return None
+        return node, kind, name
+
+    def _go_receiver(self, receiver: Node | None) -> str:
+        if receiver is None:
+            return ""
+        for parameter in receiver.named_children:
+            type_node = parameter.child_by_field_name("type")
+            if type_node is not None:
+                return _base_type_name(self._text(type_node))
+        return ""
+
+    def _body(self, inner: Node) -> Node | None:
+        body = inner.child_by_field_name(self.spec.body_field)
+        if body is None and inner.type in self.spec.self_bodied:
+            return inner  # Haskell ``instance``: its equations are its children
+        if body is None and self.spec.body_nodes:
+            body = next((c for c in inner.named_children if c.type in self.spec.body_nodes), None)
+        if body is None and inner.type == "type_declaration":
+            spec = next((c for c in inner.named_children if c.type in ("type_spec", "type_alias")), None)
+            body = spec.child_by_field_name("type") if spec is not None else None
+        return body
+
+    def _header_end(self, inner: Node, body: Node | None) -> int:
+        """Last row of the signature: the row where the body opens (a brace) or the row before its first statement."""
+        if body is None or body.type == ";":
+            return inner.end_point[0]
+        body_row = body.start_point[0]
+        if body.type in self.spec.statement_bodies:
+            body_row -= 1
+        return max(inner.start_point[0], min(body_row, inner.end_point[0]))
+
+
+class _Finder(_Syntax):
+    """Finds the file's definitions (nested in containers) with their leading comments and attributes."""
+
+    def _error_rows(self, root: Node) -> set[int]:
+        rows: set[int] = set()
+        for node, _ in _capture_query(self.language, frozenset({"ERROR"})).captures(root):
+            rows.update(range(node.start_point[0], node.end_point[0] + 1))
+        return rows
+
+    def _index_leading(self, root: Node) -> None:
+        types = self.spec.comments | self.spec.attachable
+        for node, _ in _capture_query(self.language, types).captures(root):
+            if not self._owns_lines(node):
+                continue  # a trailing comment documents the code before it, not the next definition
+            start, end = node.start_point[0], node.end_point[0]
+            is_comment = node.type in self.spec.comments
+            if is_comment:
+                self.comment_rows.update(range(start, end + 1))
+            known = self.leading.get(end)
+            if known is None or start < known[0]:
+                self.leading[end] = (start, is_comment)
+
+    def _collect(
+        self, parent: Node, scope: tuple[str, ...], owner: _Owner | None, depth: int = 0
+    ) -> list[_Def]:
+        found: list[_Def] = []
+        if depth > MAX_NESTING:
+            return found  # pathological nesting: the lines still land in the enclosing chunk
+        for child in parent.named_children:
+            definition = self._definition(child, scope, owner, depth)
+            if definition is not None:
+                found.append(definition)
+            elif child.type in self.spec.transparent or child.type == "ERROR":
+                found.extend(self._collect(child, scope, owner, depth + 1))
+        return _join_clauses(found) if self.spec.joins_clauses else found
+
+    def _attach_leading(self, defs: list[_Def], floor: int) -> list[_Def]:
+        """Extend each definition upwards over the comment/attribute block directly above it."""
+        out = []
+        previous_end = floor - 1
+        for definition in sorted(defs, key=lambda d: (d.outer_start_row, d.end_row)):
+            row = definition.outer_start_row
+            while row - 1 > previous_end and (row - 1) in self.leading:
+                start, _ = self.leading[row - 1]
+                if start <= previous_end:
+                    break
+                row = start
+            doc = definition.doc or self._comment_doc(row, definition.outer_start_row)
+            out.append(replace(definition, start_row=row, doc=doc))
+            previous_end = max(previous_end, definition.end_row)
+        return out
+
+    def _definition(
+        self, node: Node, scope: tuple[str, ...], owner: _Owner | None, depth: int
+    ) -> _Def | None:
+        unwrapped = self._unwrap(node)
+        if unwrapped is None:
+            return None
+        inner, kind, name_node = unwrapped
+        kind = kind or self.spec.definitions[inner.type]
+        if inner.type in self.spec.requires_body and not _has_body(inner):
+            return None
+        refined = self._refine(inner, kind, name_node)
+        if refined is None:
+            return None
+        kind, name_node, parts = refined
+        if not parts or not all(parts):
+            return None
+
+        if kind in FUNCTION_KINDS:
+            if len(parts) > 1:  # Go receivers, C++ ``Foo::bar``, JS ``Foo.prototype.bar``
+                kind, class_name = "method", parts[-2]
+            elif owner is not None and owner.holds_methods:
+                kind, class_name = "method", owner.name
+            else:
+                class_name = ""
+            function_name = parts[-1].rsplit(".", 1)[-1]  # JS ``exports.send = function`` → ``send``
+        else:
+            # a type chunk is its own class; a Rust ``mod`` is no class at all
+            owns_methods = kind != "namespace" or self.modules_hold_methods
+            class_name, function_name = (parts[-1] if owns_methods else ""), ""
+        qualified = ".".join((*scope, *parts))
+
+        body = self._body(inner)
+        sig_start = name_node.start_point[0] if name_node is not None else inner.start_point[0]
+        header_end = self._header_end(inner, body)
+        sig_start = min(max(sig_start, node.start_point[0]), header_end)
+        members: tuple[_Def, ...] = ()
+        if kind in CONTAINER_KINDS and body is not None:
+            owner_here = _Owner(parts[-1], holds_methods=bool(class_name))
+            found = self._collect(body, (*scope, *parts), owner_here, depth + 1)
+            members = tuple(self._attach_leading(found, floor=header_end + 1))
+        return _Def(
+            kind=kind,
+            qualified=qualified,
+            class_name=class_name,
+            function_name=function_name,
+            start_row=node.start_point[0],
+            outer_start_row=node.start_point[0],
+            end_row=node.end_point[0],
+            header_end_row=header_end,
+            owns_lines=self._owns_lines(node),
+            signature=self._signature(sig_start, header_end),
+            doc=self._docstring(body),
+            members=members,
+        )
+
+
+class _CodeChunker(_Finder):
+    """Walks one parsed file and emits its pieces: definitions, class skeletons, module gaps."""
+
+    def run(self, root: Node) -> list[Piece] | None:
+        self._index_leading(root)
+        defs = self._attach_leading(self._collect(root, (), None), floor=0)
+        if root.has_error:
+            if not defs:
+                log.debug(
+                    "no definition recovered from a broken %s file; falling back to windows", self.language
+                )
+                return None
+            self.error_rows = self._error_rows(root)
+        pieces: list[Piece] = []
+        self._emit_level(defs, pieces)
+        pieces.extend(self._module_pieces(defs))
+        return pieces
 
     def _emit_level(self, defs: Sequence[_Def], pieces: list[Piece]) -> None:
         for group in self._merge_tiny(defs):
@@ -579,9 +612,40 @@ def _function_declarator(node: Node) -> Node | None:
     return declarator
 
 
-def _qualified_parts(text: str) -> list[str]:
+def _qualified_parts(text: str, separators: re.Pattern[str]) -> list[str]:
     """``Foo::Bar`` / ``A\\B`` → ``["Foo", "Bar"]``; plain names stay one part (JS ``exports.f`` included)."""
-    return [part.strip() for part in re.split(r"::|\\", text) if part.strip()] if text else []
+    return [part.strip() for part in separators.split(text) if part.strip()] if text else []
+
+
+def _follow(node: Node, path: tuple[str, ...]) -> Node | None:
+    """The node at ``path`` below ``node``: each step a field name, else the first child of that type."""
+    for step in path:
+        child = node.child_by_field_name(step)
+        if child is None:
+            child = next((c for c in node.named_children if c.type == step), None)
+        if child is None:
+            return None
+        node = child
+    return node
+
+
+def _join_clauses(defs: list[_Def]) -> list[_Def]:
+    """Adjacent definitions of one name become one: Haskell equations, Elixir function clauses."""
+    out: list[_Def] = []
+    for definition in defs:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and not last.members
+            and not definition.members
+            and (last.qualified, last.kind) == (definition.qualified, definition.kind)
+        ):
+            out[-1] = replace(
+                last, end_row=definition.end_row, owns_lines=last.owns_lines and definition.owns_lines
+            )
+        else:
+            out.append(definition)
+    return out
 
 
 def _base_type_name(text: str) -> str:

@@ -28,18 +28,18 @@ file may start with ``; inherits: <language>`` to include another language's pat
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import cache, lru_cache
+from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from typing import Any
+
+from local_memory_shared.languages import GRAPH_LANGUAGES, LANGUAGES, modules_hold_methods
+from local_memory_shared.languages import SYMBOL_CONTAINER_KINDS as CONTAINER_KINDS
 
 from .. import treesitter
 
 MODULE_CALLER = "<module>"
 DYNAMIC_CALLEE = "<dynamic>"
-
-#: kinds whose nested functions are methods and whose names qualify what they contain
-CONTAINER_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "module"})
 
 _INHERITS = re.compile(r"^;\s*inherits:\s*([a-z_]+)\s*$", re.MULTILINE)
 _QUALIFIER_SPLIT = re.compile(r"::|\.|#|->|\\")
@@ -98,13 +98,9 @@ class FileGraph:
 EMPTY_GRAPH = FileGraph()
 
 
-@lru_cache(maxsize=1)
 def supported_languages() -> frozenset[str]:
-    """Languages that ship a tags query."""
-    root = resources.files(__package__).joinpath("queries")
-    return frozenset(
-        entry.name.removesuffix("-tags.scm") for entry in root.iterdir() if entry.name.endswith("-tags.scm")
-    )
+    """Languages that ship a tags query (``Language.tags`` in the shared language data)."""
+    return GRAPH_LANGUAGES
 
 
 def query_source(language: str) -> str:
@@ -146,90 +142,28 @@ class _Def:
     qualified: str = ""
 
 
+@dataclass
+class _Matches:
+    """What the tag query captured in one file, keyed by node span."""
+
+    defs: dict[tuple[int, int, str], _Def] = field(default_factory=dict)
+    calls: dict[tuple[int, int, str], tuple[Any, Any]] = field(default_factory=dict)
+    dynamic: dict[tuple[int, int, str], tuple[Any, Any | None]] = field(default_factory=dict)
+    imports: dict[tuple[Any, ...], tuple[Any, list[str]]] = field(default_factory=dict)
+    import_nodes: set[tuple[int, int, str]] = field(default_factory=set)
+    local_types: list[tuple[Any, str, str]] = field(default_factory=list)
+
+
 def extract_file_graph(file_path: str, source: bytes, language: str) -> FileGraph:
     """Symbols, call sites and imports of one file; syntax errors only lose what they hide."""
     if language not in supported_languages():
         return EMPTY_GRAPH
     tree = treesitter.parse(language, source)
-    matches = _compiled_query(language).matches(tree.root_node)
-
-    defs: dict[tuple[int, int, str], _Def] = {}
-    calls: dict[tuple[int, int, str], tuple[Any, Any]] = {}
-    dynamic: dict[tuple[int, int, str], tuple[Any, Any | None]] = {}
-    imports: dict[tuple[Any, ...], tuple[Any, list[str]]] = {}
-    import_nodes: set[tuple[int, int, str]] = set()
-    local_types: list[tuple[Any, str, str]] = []
-
-    for pattern, captures in matches:
-        if not captures:  # a predicate (#eq?, #match?) rejected the match
-            continue
-        local_name, local_type = captures.get("name.local"), captures.get("type.local")
-        if local_name is not None and local_type is not None:
-            local_types.append(
-                (
-                    local_name,
-                    _clean(treesitter.node_text(local_name, source)),
-                    treesitter.node_text(local_type, source),
-                )
-            )
-        for capture, node in captures.items():
-            if capture.startswith("definition."):
-                name_node = captures.get("name." + capture)
-                if name_node is None:
-                    continue
-                key = _key(node)
-                if key in defs and defs[key].pattern <= pattern:
-                    continue
-                qualifier_node = captures.get("qualifier." + capture)
-                defs[key] = _Def(
-                    node=node,
-                    name=treesitter.node_text(name_node, source),
-                    kind=capture.removeprefix("definition."),
-                    qualifier=treesitter.node_text(qualifier_node, source) if qualifier_node else "",
-                    pattern=pattern,
-                )
-            elif capture == "scope":
-                name_node = captures.get("name.scope")
-                key = _key(node)
-                if name_node is not None and key not in defs:
-                    defs[key] = _Def(
-                        node=node,
-                        name=treesitter.node_text(name_node, source),
-                        kind="scope",
-                        qualifier="",
-                        pattern=pattern,
-                        is_scope=True,
-                    )
-            elif capture == "reference.call":
-                name_node = captures.get("name.reference.call")
-                if name_node is not None:
-                    calls.setdefault(_key(node), (node, name_node))
-            elif capture == "reference.dynamic_call":
-                key = _key(node)
-                name_node = captures.get("name.reference.dynamic_call")
-                if key not in dynamic or (dynamic[key][1] is None and name_node is not None):
-                    dynamic[key] = (node, name_node)
-            elif capture == "reference.import":
-                import_nodes.add(_key(node))
-                module_node = captures.get("name.reference.import")
-                imported = captures.get("imported.reference.import")
-                alias = captures.get("alias.reference.import")
-                prefix = captures.get("prefix.reference.import")
-                module = treesitter.node_text(module_node, source) if module_node is not None else None
-                if module is not None and prefix is not None:
-                    module = treesitter.node_text(prefix, source) + "\\" + module
-                group = imports.setdefault((_key(node), module), (node, []))
-                default = captures.get("default.reference.import")
-                if imported is not None:
-                    name = treesitter.node_text(imported, source)
-                    if alias is not None:
-                        name += " as " + treesitter.node_text(alias, source)
-                    group[1].append(name)
-                elif alias is not None:  # import numpy as np; import * as ns from 'x'
-                    group[1].append("* as " + treesitter.node_text(alias, source))
-                elif default is not None:  # import React from 'react'
-                    group[1].append("default as " + treesitter.node_text(default, source))
-
+    found = _Matches()
+    for pattern, captures in _compiled_query(language).matches(tree.root_node):
+        if captures:  # no captures: a predicate (#eq?, #match?) rejected the match
+            _take_match(found, pattern, captures, source)
+    defs = found.defs
     _qualify(defs, language)
     symbols = tuple(
         sorted(
@@ -247,10 +181,89 @@ def extract_file_graph(file_path: str, source: bytes, language: str) -> FileGrap
             key=lambda s: (s.start_line, s.qualified_name),
         )
     )
-    types = _local_types(defs, local_types)
-    call_sites = _call_sites(defs, calls, dynamic, import_nodes, types, source, language)
-    import_refs = _import_refs(imports, source, language)
+    types = _local_types(defs, found.local_types)
+    call_sites = _call_sites(defs, found.calls, found.dynamic, found.import_nodes, types, source, language)
+    import_refs = _import_refs(found.imports, source, language)
     return FileGraph(symbols=symbols, calls=call_sites, imports=import_refs)
+
+
+def _take_match(found: _Matches, pattern: int, captures: dict[str, Any], source: bytes) -> None:
+    """Fold one query match into ``found``."""
+    local_name, local_type = captures.get("name.local"), captures.get("type.local")
+    if local_name is not None and local_type is not None:
+        found.local_types.append(
+            (
+                local_name,
+                _clean(treesitter.node_text(local_name, source)),
+                treesitter.node_text(local_type, source),
+            )
+        )
+    for capture, node in captures.items():
+        if capture.startswith("definition."):
+            _take_definition(found.defs, pattern, capture, node, captures, source)
+        elif capture == "scope":
+            name_node = captures.get("name.scope")
+            key = _key(node)
+            if name_node is not None and key not in found.defs:
+                name = treesitter.node_text(name_node, source)
+                found.defs[key] = _Def(node, name, "scope", "", pattern, is_scope=True)
+        elif capture == "reference.call":
+            name_node = captures.get("name.reference.call")
+            if name_node is not None:
+                found.calls.setdefault(_key(node), (node, name_node))
+        elif capture == "reference.dynamic_call":
+            key = _key(node)
+            name_node = captures.get("name.reference.dynamic_call")
+            if key not in found.dynamic or (found.dynamic[key][1] is None and name_node is not None):
+                found.dynamic[key] = (node, name_node)
+        elif capture == "reference.import":
+            _take_import(found, node, captures, source)
+
+
+def _take_definition(
+    defs: dict[tuple[int, int, str], _Def],
+    pattern: int,
+    capture: str,
+    node: Any,
+    captures: dict[str, Any],
+    source: bytes,
+) -> None:
+    name_node = captures.get("name." + capture)
+    if name_node is None:
+        return
+    key = _key(node)
+    if key in defs and defs[key].pattern <= pattern:
+        return  # the first pattern in the file wins
+    qualifier_node = captures.get("qualifier." + capture)
+    defs[key] = _Def(
+        node=node,
+        name=treesitter.node_text(name_node, source),
+        kind=capture.removeprefix("definition."),
+        qualifier=treesitter.node_text(qualifier_node, source) if qualifier_node else "",
+        pattern=pattern,
+    )
+
+
+def _take_import(found: _Matches, node: Any, captures: dict[str, Any], source: bytes) -> None:
+    found.import_nodes.add(_key(node))
+    module_node = captures.get("name.reference.import")
+    imported = captures.get("imported.reference.import")
+    alias = captures.get("alias.reference.import")
+    prefix = captures.get("prefix.reference.import")
+    module = treesitter.node_text(module_node, source) if module_node is not None else None
+    if module is not None and prefix is not None:
+        module = treesitter.node_text(prefix, source) + "\\" + module
+    group = found.imports.setdefault((_key(node), module), (node, []))
+    default = captures.get("default.reference.import")
+    if imported is not None:
+        name = treesitter.node_text(imported, source)
+        if alias is not None:
+            name += " as " + treesitter.node_text(alias, source)
+        group[1].append(name)
+    elif alias is not None:  # import numpy as np; import * as ns from 'x'
+        group[1].append("* as " + treesitter.node_text(alias, source))
+    elif default is not None:  # import React from 'react'
+        group[1].append("default as " + treesitter.node_text(default, source))
 
 
 def _enclosing(node: Any, defs: dict[tuple[int, int, str], _Def]) -> _Def | None:
@@ -285,7 +298,7 @@ def _qualify(defs: dict[tuple[int, int, str], _Def], language: str) -> None:
 def _holds_methods(container: _Def, language: str) -> bool:
     # A Ruby module's defs are methods (mixins); a Rust `mod` or TS namespace holds functions.
     if container.kind == "module":
-        return language == "ruby"
+        return modules_hold_methods(language)
     return container.is_scope or container.kind in CONTAINER_KINDS
 
 
@@ -306,12 +319,13 @@ def _call_sites(
     language: str,
 ) -> tuple[CallSite, ...]:
     out: set[CallSite] = set()
+    constructor = LANGUAGES[language].constructor_call if language in LANGUAGES else None
     for key, (node, name_node) in calls.items():
         if key in import_nodes or key in dynamic:
             continue  # require('x') is an import; send(:x) is a dynamic call
         name = treesitter.node_text(name_node, source)
         text = _callee_text(node, name_node, source)
-        if language == "ruby" and name == "new" and "." in text:
+        if name == constructor and "." in text:
             # Foo.new constructs Foo: the call goes to the class
             name = _QUALIFIER_SPLIT.split(text)[-2] or name
         receiver_type = _receiver_type(node, text, defs, types)

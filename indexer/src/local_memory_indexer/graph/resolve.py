@@ -25,6 +25,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 
+from local_memory_shared.languages import suffixes_of
+
 from .extract import ImportRef
 
 FILE = "file"
@@ -416,8 +418,8 @@ _RESOLVERS = {
     "tsx": _javascript,
     "go": _go,
     "rust": _rust,
-    "java": _jvm((".java",)),
-    "kotlin": _jvm((".kt", ".kts", ".java")),
+    "java": _jvm(suffixes_of("java")),
+    "kotlin": _jvm(suffixes_of("kotlin", "java")),
     "csharp": _csharp,
     "c": _c_family,
     "cpp": _c_family,
