@@ -78,7 +78,11 @@ SECRET_PATHS = (".docker/config.json", ".aws/credentials", ".kube/config")
 SECRET_CONTENT_PATTERNS: tuple[tuple[str, tuple[bytes, ...], re.Pattern[bytes]], ...] = (
     ("private_key", (b"PRIVATE KEY",), re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
     ("aws_access_key_id", (b"AKIA", b"ASIA"), re.compile(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("github_token", (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_"), re.compile(rb"\bgh[pousr]_[A-Za-z0-9]{36,}")),
+    (
+        "github_token",
+        (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_"),
+        re.compile(rb"\bgh[pousr]_[A-Za-z0-9]{36,}"),
+    ),
     ("github_pat", (b"github_pat_",), re.compile(rb"\bgithub_pat_[A-Za-z0-9_]{22,}")),
     ("slack_token", (b"xox",), re.compile(rb"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
     ("openai_anthropic_key", (b"sk-",), re.compile(rb"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{32,}")),
