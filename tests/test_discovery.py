@@ -206,3 +206,26 @@ def test_the_filesystem_root_is_refused() -> None:
     with pytest.raises(InvalidArgument) as err:
         discover(Path("/"), max_file_bytes=1 << 20)
     assert err.value.field == "project_path"
+
+
+def test_index_of_an_empty_path_is_an_error_not_the_working_directory(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    write(tmp_path / "cwd", "should_not_be_indexed.py")
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path / "data")}
+    out = subprocess.run(
+        [sys.executable, "-m", "local_memory_indexer.cli", "index", "", "--json"],
+        cwd=tmp_path / "cwd",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 1, out.stderr
+    envelope = json.loads(out.stdout)
+    assert envelope["ok"] is False and envelope["error"]["code"] == "INVALID_ARGUMENT"
+    assert envelope["error"]["field"] == "path"
+    assert not (tmp_path / "data" / "projects").exists()

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from local_memory_shared.config import load_settings
-from local_memory_shared.errors import LocalMemoryError
+from local_memory_shared.errors import InvalidArgument, LocalMemoryError
 
 from .pipeline import IndexSummary, index_project
 
@@ -84,6 +84,8 @@ def _emit(obj: Any) -> None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    if not args.path.strip():  # Path("") would resolve to the working directory
+        raise InvalidArgument("path is empty: pass the project folder (e.g. '.')", field="path")
     settings = load_settings()
     show_bar = not args.json and not args.quiet and sys.stderr.isatty()
     if show_bar:
