@@ -32,7 +32,6 @@ def probe_reranker(settings: Settings) -> tuple[bool, str]:
     """Ollama answering /api/tags and listing RERANK_MODEL (no generation: that would take seconds)."""
     import ollama
 
-
     url, model = settings.ollama_base_url, settings.rerank_model
     try:
         with ollama.Client(host=url, timeout=RERANK_PROBE_TIMEOUT) as client:
