@@ -196,3 +196,19 @@ def test_fifo_and_dev_zero_in_place_of_indexed_files_do_not_hang(project: Path) 
     assert out.returncode == 0, out.stderr
     fresh = json.loads(out.stdout)
     assert sorted(fresh["examples"]["deleted"]) == ["app/client.py", "app/util.py"]
+
+
+def test_a_context_pack_over_a_file_replaced_by_a_fifo_answers(project: Path) -> None:
+    (project / "app/client.py").unlink()
+    os.mkfifo(project / "app/client.py")  # inside the project: the old reader blocked in open()
+    code = (
+        "import json, sys\n"
+        "from local_memory_search.tools import call_tool\n"
+        "out = call_tool('retrieve_context_pack', {'query': 'Client send payload', 'project_path': sys.argv[1]})\n"
+        "print(json.dumps({'ok': out['ok'], 'n': len(out.get('results') or out.get('data') or [])}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(project)], capture_output=True, text=True, timeout=90, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[-1])["ok"] is True
