@@ -13,6 +13,7 @@ from pathlib import Path
 import lancedb
 import pyarrow as pa
 import pytest
+from index_damage import delete_fts_files, poison_vectors
 from local_memory_indexer.pipeline import index_project
 from local_memory_search.diagnostics import doctor_index
 from local_memory_search.tools import call_tool
@@ -335,3 +336,28 @@ def test_an_unindexed_project_is_a_finding_not_an_error(
         finding["code"] == "not_indexed"
         and finding["fix"] == f"local-memory-indexer index {(tmp_path / 'p').resolve()}"
     )
+
+
+# -- issue 15.4: damage on disk -------------------------------------------------------------------
+
+
+def test_deleted_fts_index_files(ix: Indexed, onnx: Embedder) -> None:
+    assert delete_fts_files(ix.paths.lance_dir) > 0
+    report = doctor(ix)
+    found = codes(report)
+    assert found["fts_unreadable"]["severity"] == "error", report["findings"]
+    assert found["fts_unreadable"]["fix"] == f"local-memory-indexer index {ix.project} --full"
+    assert report["healthy"] is False
+    assert_fixed_by(ix, report, onnx)
+
+
+def test_vectors_poisoned_on_disk(ix: Indexed, onnx: Embedder) -> None:
+    covered = poison_vectors(ix.paths.lance_dir)
+    report = doctor(ix)
+    found = codes(report)
+    assert found["vectors_corrupt"]["severity"] == "error", report["findings"]
+    details = found["vectors_corrupt"]["details"]
+    assert 1 <= details["non_finite"] <= covered + 1
+    assert details["rows_checked"] == report["stats"]["lance_rows"]  # a small table is read whole
+    assert report["suggested_command"] == f"local-memory-indexer index {ix.project} --rebuild"
+    assert_fixed_by(ix, report, onnx)

@@ -14,10 +14,11 @@ import lancedb
 import pytest
 from fakes import Fault
 from fakes.ollama_server import FakeOllama
+from index_damage import delete_fts_files, poison_vectors
 from local_memory_indexer.pipeline import index_project
 from local_memory_search import diagnostics
 from local_memory_search.diagnostics import health_check
-from local_memory_search.tools import call_tool
+from local_memory_search.tools import TOOLS, ToolSpec, call_tool, register
 from local_memory_shared.config import load_settings
 from local_memory_shared.embedding import create_embedder
 from local_memory_shared.embedding.base import Embedder
@@ -169,7 +170,7 @@ def test_a_fresh_index_is_ready(indexed: Indexed) -> None:
 def test_verbose_adds_capabilities_for_every_seed_tool_and_diagnostics(indexed: Indexed) -> None:
     out = data(indexed, verbose=True)
     caps = out["capabilities"]
-    assert set(caps) == SEED_TOOLS
+    assert set(caps) == set(TOOLS) >= SEED_TOOLS
     assert all(caps[t]["status"] == "ok" for t in SEED_TOOLS)
     # Ollama is not running here: the pack still works, only its re-ranking is reported unavailable,
     # and an optional re-ranker never degrades the index's status.
@@ -348,3 +349,42 @@ def test_the_tool_answers_an_envelope_and_validates_arguments(indexed: Indexed) 
     )
     missing = call_tool("health_check", {"project_path": str(indexed.project / "nope")})
     assert missing["ok"] is False and missing["error"]["field"] == "project_path"
+
+
+# -- issue 10.7: the capability list is the registry's ----------------------------------------------
+
+
+def test_capabilities_follow_the_tool_registry(indexed: Indexed) -> None:
+    base = TOOLS["index_status"]
+    spec = ToolSpec("zz_probe_tool", base.fn, base.params_model, "a tool health_check has no rule for")
+    register(spec)
+    try:
+        caps = data(indexed, verbose=True)["capabilities"]
+    finally:
+        del TOOLS["zz_probe_tool"]
+    assert caps["zz_probe_tool"]["status"] == "unknown"
+    assert set(caps) == set(TOOLS) | {"zz_probe_tool"}
+    assert "zz_probe_tool" not in data(indexed, verbose=True)["capabilities"]
+
+
+# -- issue 15.4: real damage on disk is seen ------------------------------------------------------
+
+
+def test_deleted_fts_index_files_degrade_the_health(indexed: Indexed) -> None:
+    # As a fresh searcher process meets it (a process that already loaded the index keeps it cached).
+    assert delete_fts_files(indexed.paths.lance_dir) > 0
+    out = data(indexed, verbose=True)
+    assert out["status"] == "degraded", out["checks"]["fts"]
+    assert out["checks"]["fts"]["status"] == "degraded"
+    assert "cannot be read" in out["checks"]["fts"]["detail"]
+    assert out["capabilities"]["search_keyword"]["status"] == "degraded"
+
+
+def test_vectors_poisoned_on_disk_degrade_the_health(indexed: Indexed) -> None:
+    assert data(indexed)["checks"]["vectors"]["status"] == "ok"
+    poison_vectors(indexed.paths.lance_dir)
+    out = data(indexed)
+    assert out["status"] == "degraded", out["checks"]["vectors"]
+    vectors = out["checks"]["vectors"]
+    assert vectors["status"] == "degraded" and vectors["non_finite"] >= 1
+    assert vectors["fix"] == f"local-memory-indexer index {indexed.project} --rebuild"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -151,3 +154,61 @@ def test_the_tool_envelope_and_an_unindexed_project(project: Path, tmp_path: Pat
     assert "local-memory-indexer index" in missing["error"]["message"]
     bad = call_tool("index_status", {"project_path": str(project), "verbose": True})
     assert bad["ok"] is False and bad["error"]["code"] == "INVALID_ARGUMENT"
+
+
+# -- issue 10.4: the status walk applies the indexer's own rules --------------------------------------
+
+
+def test_files_the_indexer_would_skip_are_never_new(project: Path) -> None:
+    # Written after the index: the old private walk (without these rules) reported every one as new.
+    write(
+        project,
+        {
+            "jspm_packages/lib/a.js": "export const a = 1;\n",
+            ".svelte-kit/output/b.js": "export const b = 2;\n",
+            ".env.local": "TOKEN=x\n",
+            "package-lock.json": "{}\n",
+            "app/keys.py": "KEY = '" + "AKIA" + "IOSFODNN7EXAMPLE'\n",
+            "app/real_new.py": "def real():\n    return 1\n",
+        },
+    )
+    fresh = status(project)["freshness"]
+    assert fresh["examples"]["new"] == ["app/real_new.py"], fresh
+    assert fresh["skipped"]["secret"] >= 1 and fresh["skipped"]["secret_content"] == 1
+
+
+# -- issue 15.7: an indexed file replaced by a FIFO or a /dev/zero link never hangs the status ------------
+
+
+def test_fifo_and_dev_zero_in_place_of_indexed_files_do_not_hang(project: Path) -> None:
+    (project / "app/client.py").unlink()
+    os.mkfifo(project / "app/client.py")
+    (project / "app/util.py").unlink()
+    os.symlink("/dev/zero", project / "app/util.py")
+    code = (
+        "import json, sys\n"
+        "from local_memory_search.diagnostics import index_status\n"
+        "print(json.dumps(index_status(sys.argv[1])['data']['freshness']))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(project)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    fresh = json.loads(out.stdout)
+    assert sorted(fresh["examples"]["deleted"]) == ["app/client.py", "app/util.py"]
+
+
+def test_a_context_pack_over_a_file_replaced_by_a_fifo_answers(project: Path) -> None:
+    (project / "app/client.py").unlink()
+    os.mkfifo(project / "app/client.py")  # inside the project: the old reader blocked in open()
+    code = (
+        "import json, sys\n"
+        "from local_memory_search.tools import call_tool\n"
+        "out = call_tool('retrieve_context_pack', {'query': 'Client send payload', 'project_path': sys.argv[1]})\n"
+        "print(json.dumps({'ok': out['ok'], 'n': len(out.get('results') or out.get('data') or [])}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(project)], capture_output=True, text=True, timeout=90, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[-1])["ok"] is True

@@ -121,3 +121,111 @@ def test_minified_one_liners_are_skipped(tmp_path: Path) -> None:
     result = discover(tmp_path, max_file_bytes=1 << 20)
     assert {f.path for f in result.files} == {"app.js"}
     assert result.skipped["minified"] == 1
+
+
+# -- issue 15.5: secrets never enter through a symlink, an unusual name or their content ------------
+
+# Token-shaped strings are assembled at run time so this file itself holds none.
+FAKE_TOKENS = {
+    "aws_access_key_id": "AKIA" + "IOSFODNN7EXAMPLE",
+    "github_token": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "github_pat": "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnop",
+    "slack_token": "xoxb-" + "123456789012-abcdefghijkl",
+    "openai_anthropic_key": "sk-ant-" + "api03-abcdefghijklmnopqrstuvwxyz0123456789",
+    "google_api_key": "AIza" + "SyA1234567890abcdefghijklmnopqrstuv",
+    "private_key": "-----BEGIN " + "OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END",
+}
+
+
+def test_symlinks_to_secrets_are_skipped_by_their_target_name(tmp_path: Path) -> None:
+    write(tmp_path, "app.py")
+    write(tmp_path, ".env", "API_KEY=hunter2\n")
+    write(tmp_path, "id_rsa", "not really a key but a secret by name\n")
+    write(tmp_path, ".aws/credentials", "[default]\naws_secret=1\n")
+    os.symlink(tmp_path / ".env", tmp_path / "settings.txt")
+    os.symlink("id_rsa", tmp_path / "key_backup.md")
+    os.symlink(tmp_path / ".aws", tmp_path / "cloud")  # a folder link: cloud/credentials is .aws/credentials
+    result = discover(tmp_path, max_file_bytes=1 << 20)
+    assert {f.path for f in result.files} == {"app.py"}
+    assert result.skipped["secret"] == 5
+
+
+def test_unusual_secret_names_and_paths_are_skipped(tmp_path: Path) -> None:
+    write(tmp_path, "main.py")
+    for rel in (
+        ".envrc",
+        ".pgpass",
+        ".docker/config.json",
+        "infra/prod.tfstate",
+        "infra/prod.tfstate.backup",
+        ".git-credentials",
+        ".aws/credentials",
+        "home/.kube/config",
+    ):
+        write(tmp_path, rel, "secret = 1\n")
+    write(tmp_path, "docker/config.json", '{"not": "a docker login"}\n')  # only .docker/ is special
+    write(tmp_path, "kube/config", "plain = 1\n")
+    result = discover(tmp_path, max_file_bytes=1 << 20)
+    assert {f.path for f in result.files} == {"main.py", "docker/config.json", "kube/config"}
+    assert result.skipped["secret"] == 8
+
+
+def test_files_whose_content_carries_a_secret_are_skipped_and_counted(tmp_path: Path) -> None:
+    write(tmp_path, "clean.py", "def f():\n    return 'sk-short'  # not a key\n")
+    for name, token in FAKE_TOKENS.items():
+        write(tmp_path, f"{name}.py", f"# config\nTOKEN = '{token}'\n")
+    result = discover(tmp_path, max_file_bytes=1 << 20)
+    assert {f.path for f in result.files} == {"clean.py"}
+    assert result.skipped["secret_content"] == len(FAKE_TOKENS)
+    # skip_secrets=False (the knob for tests) lets them through again.
+    assert len(discover(tmp_path, max_file_bytes=1 << 20, skip_secrets=False).files) == 1 + len(FAKE_TOKENS)
+
+
+# -- issue 15.6 / 15.7: odd files never stop or hang a walk ------------------------------------------
+
+
+def test_non_utf8_names_fifos_and_device_links_are_skipped_not_fatal(tmp_path: Path) -> None:
+    write(tmp_path, "ok.py")
+    bad = os.fsencode(tmp_path) + b"/caf\xe9.py"
+    with open(bad, "wb") as fh:
+        fh.write(b"x = 1\n")
+    os.mkdir(os.fsencode(tmp_path) + b"/dir\xff")
+    os.mkfifo(tmp_path / "pipe.py")
+    os.symlink("/dev/zero", tmp_path / "zero.py")
+    result = discover(tmp_path, max_file_bytes=1 << 20)
+    assert {f.path for f in result.files} == {"ok.py"}
+    assert result.skipped["bad_name"] == 2
+    assert result.skipped["special"] == 1
+    assert result.skipped["symlink_outside"] == 1
+
+
+def test_the_filesystem_root_is_refused() -> None:
+    import pytest
+    from local_memory_shared.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument) as err:
+        discover(Path("/"), max_file_bytes=1 << 20)
+    assert err.value.field == "project_path"
+
+
+def test_index_of_an_empty_path_is_an_error_not_the_working_directory(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    write(tmp_path / "cwd", "should_not_be_indexed.py")
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path / "data")}
+    out = subprocess.run(
+        [sys.executable, "-m", "local_memory_indexer.cli", "index", "", "--json"],
+        cwd=tmp_path / "cwd",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 1, out.stderr
+    envelope = json.loads(out.stdout)
+    assert envelope["ok"] is False and envelope["error"]["code"] == "INVALID_ARGUMENT"
+    assert envelope["error"]["field"] == "path"
+    assert not (tmp_path / "data" / "projects").exists()

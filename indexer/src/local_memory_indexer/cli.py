@@ -11,7 +11,7 @@ from typing import Any
 from local_memory_shared.config import load_settings
 from local_memory_shared.contract import INDEXER_HTTP_PORT
 from local_memory_shared.envelope import error
-from local_memory_shared.errors import LocalMemoryError
+from local_memory_shared.errors import InvalidArgument, LocalMemoryError
 from local_memory_shared.mcp_adapter import add_transport_args
 from local_memory_shared.tooling import ToolResult
 
@@ -88,6 +88,8 @@ def _emit(obj: Any) -> None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    if not args.path.strip():  # Path("") would resolve to the working directory
+        raise InvalidArgument("path is empty: pass the project folder (e.g. '.')", field="path")
     settings = load_settings()
     show_bar = not args.json and not args.quiet and sys.stderr.isatty()
     if show_bar:

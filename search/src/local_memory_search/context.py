@@ -34,10 +34,10 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from local_memory_shared.config import Settings, load_settings
+from local_memory_shared.fs import read_regular_file
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from . import degradation as W
@@ -601,7 +601,7 @@ def _file_lines(reader: IndexReader, path: str, chunks: list[dict[str, Any]]) ->
     candidate = (root / path).resolve()
     if row is not None and (candidate == root or root in candidate.parents):
         try:
-            data = Path(candidate).read_bytes()
+            data = read_regular_file(candidate, reader.settings.max_file_bytes)  # no FIFO, no /dev/zero
         except OSError:
             data = None
         if data is not None and hashlib.sha256(data).hexdigest() == row["content_hash"]:
