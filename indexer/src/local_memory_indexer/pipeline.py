@@ -240,6 +240,43 @@ def index_project(
             embedder.close()
 
 
+def chunk_record(
+    project: str,
+    f: SourceFile,
+    d: ChunkDraft,
+    position: int,
+    commit: str,
+    previous: dict[str, tuple[str, str]],
+) -> ChunkRecord:
+    """The stored record of one chunk draft; ``updated_at`` survives while its text is unchanged."""
+    chunk_id = stable_chunk_id(f.path, d.chunk_kind, d.symbol_name, d.ordinal)
+    content_hash = _sha(d.text.encode("utf-8"))[:32]
+    prev = previous.get(chunk_id)
+    ext = Path(f.path).suffix.lower().lstrip(".")
+    return ChunkRecord(
+        chunk_id=chunk_id,
+        project_path=project,
+        schema_version=SCHEMA_VERSION,
+        file_path=f.path,
+        language=f.language,
+        file_extension=ext,
+        chunk_kind=d.chunk_kind,
+        symbol_name=d.symbol_name,
+        class_name=d.class_name,
+        function_name=d.function_name,
+        chunk_index=position,
+        start_line=d.start_line,
+        end_line=d.end_line,
+        text=d.text,
+        summary=d.summary,
+        fts_text=fts_text(f.path, d.symbol_name, d.summary, d.text),
+        tags=(d.chunk_kind, f.language, *([ext] if ext and ext != f.language else [])),
+        updated_at=prev[1] if prev and prev[0] == content_hash else _iso(f.mtime),
+        last_commit_hash=commit,
+        content_hash=content_hash,
+    )
+
+
 @dataclass(frozen=True)
 class FileChange:
     """A file whose content must be (re-)indexed, read once."""
@@ -471,7 +508,9 @@ class _Run:
                 summary.errors.append(f"{f.path}: chunking failed: {exc}")
                 drafts = []
             ordered = sorted(drafts, key=lambda d: (d.start_line, d.end_line))  # file order, for neighbours
-            records.extend(self._record(f, d, i, commit, previous) for i, d in enumerate(ordered))
+            records.extend(
+                chunk_record(self.project, f, d, i, commit, previous) for i, d in enumerate(ordered)
+            )
             file_rows.append(FileRow(f.path, c.digest, f.size, f.mtime, f.language, utc_now(), len(ordered)))
             summary.files_parsed += 1
         return tuple(records), tuple(file_rows)
@@ -491,36 +530,6 @@ class _Run:
                 log.exception("graph extraction failed for %s", f.path)
                 summary.errors.append(f"{f.path}: graph extraction failed: {exc}")
         return tuple(out)
-
-    def _record(
-        self, f: SourceFile, d: ChunkDraft, position: int, commit: str, previous: dict[str, tuple[str, str]]
-    ) -> ChunkRecord:
-        chunk_id = stable_chunk_id(f.path, d.chunk_kind, d.symbol_name, d.ordinal)
-        content_hash = _sha(d.text.encode("utf-8"))[:32]
-        prev = previous.get(chunk_id)
-        ext = Path(f.path).suffix.lower().lstrip(".")
-        return ChunkRecord(
-            chunk_id=chunk_id,
-            project_path=self.project,
-            schema_version=SCHEMA_VERSION,
-            file_path=f.path,
-            language=f.language,
-            file_extension=ext,
-            chunk_kind=d.chunk_kind,
-            symbol_name=d.symbol_name,
-            class_name=d.class_name,
-            function_name=d.function_name,
-            chunk_index=position,
-            start_line=d.start_line,
-            end_line=d.end_line,
-            text=d.text,
-            summary=d.summary,
-            fts_text=fts_text(f.path, d.symbol_name, d.summary, d.text),
-            tags=(d.chunk_kind, f.language, *([ext] if ext and ext != f.language else [])),
-            updated_at=prev[1] if prev and prev[0] == content_hash else _iso(f.mtime),
-            last_commit_hash=commit,
-            content_hash=content_hash,
-        )
 
     def _embed(self, records: tuple[ChunkRecord, ...], summary: IndexSummary) -> np.ndarray:
         base = summary.chunks_embedded
