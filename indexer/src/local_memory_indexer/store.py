@@ -1,10 +1,16 @@
-"""The writer side of storage: LanceDB chunk rows and their indices. Only the indexer imports this."""
+"""The writer side of storage: LanceDB chunk rows and their indices. Only the indexer imports this.
+
+Versions are never pruned here on a timer alone: ``refresh_indices`` folds rows and writes new
+versions, the pipeline publishes one, and only then ``prune`` removes versions older than the
+oldest one a reader may still hold (see ``state_writer.prune_floor``).
+"""
 
 from __future__ import annotations
 
 import logging
 import math
 import shutil
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -15,14 +21,23 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS
 from local_memory_shared.errors import StoreError
-from local_memory_shared.schema import CHUNKS_TABLE, FTS_COLUMN, VECTOR_COLUMN, chunk_arrow_schema
+from local_memory_shared.schema import (
+    CHUNKS_TABLE,
+    FTS_COLUMN,
+    VECTOR_COLUMN,
+    ChunkRecord,
+    chunk_arrow_schema,
+)
 
 log = logging.getLogger(__name__)
 
 #: Below this many rows a flat vector scan is exact and fast; above it we build IVF_PQ.
 ANN_MIN_ROWS = 20_000
-#: Old table versions are kept this long so a searcher pinned to one keeps working.
+#: A superseded version is kept this long after a newer one was published, so a searcher that
+#: opened it just before (one tool call) keeps working.
 KEEP_VERSIONS_FOR = timedelta(minutes=10)
+#: Lance's own default would prune on optimize; we prune only after publishing (``prune``).
+_NO_CLEANUP = timedelta(days=3650)
 
 
 def _sql_str(value: str) -> str:
@@ -35,6 +50,8 @@ class ChunkStore:
     def __init__(self, lance_dir: Path, dimension: int):
         self.lance_dir = lance_dir
         self.dimension = dimension
+        #: True when this open found no table and created an empty one.
+        self.created = False
         try:
             lance_dir.mkdir(parents=True, exist_ok=True)
             self.db = lancedb.connect(str(lance_dir))
@@ -42,6 +59,7 @@ class ChunkStore:
                 self.table = self.db.open_table(CHUNKS_TABLE)
             else:
                 self.table = self.db.create_table(CHUNKS_TABLE, schema=chunk_arrow_schema(dimension))
+                self.created = True
         except Exception as exc:  # lancedb raises a zoo of types; map them all at the boundary
             raise StoreError(f"cannot open LanceDB at {lance_dir}: {exc}") from exc
 
@@ -52,16 +70,32 @@ class ChunkStore:
     def count(self) -> int:
         return int(self.table.count_rows())
 
+    def chunk_keys(self) -> dict[str, list[tuple[str, str]]]:
+        """Per file, the sorted ``(chunk_id, content_hash)`` of every row at the latest version."""
+        try:
+            data = self.table.to_lance().to_table(columns=["file_path", "chunk_id", "content_hash"])
+        except Exception as exc:
+            raise StoreError(f"cannot read LanceDB rows: {exc}") from exc
+        out: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for path, cid, digest in zip(
+            data.column("file_path").to_pylist(),
+            data.column("chunk_id").to_pylist(),
+            data.column("content_hash").to_pylist(),
+            strict=True,
+        ):
+            out[path].append((cid, digest))
+        return {path: sorted(keys) for path, keys in out.items()}
+
     def replace_files(
-        self, file_paths: Sequence[str], rows: list[dict[str, Any]], vectors: np.ndarray
+        self, file_paths: Sequence[str], records: Sequence[ChunkRecord], vectors: np.ndarray
     ) -> None:
-        """Delete every row of ``file_paths`` and add ``rows`` (with ``vectors``)."""
+        """Delete every row of ``file_paths`` and add ``records`` (with ``vectors``)."""
         try:
             for batch in _batched(list(file_paths), 500):
                 if batch:
                     self.table.delete(f"file_path IN ({', '.join(_sql_str(p) for p in batch)})")
-            if rows:
-                self.table.add(self._to_arrow(rows, vectors))
+            if records:
+                self.table.add(self._to_arrow([r.lance_row() for r in records], vectors))
         except Exception as exc:
             raise StoreError(f"LanceDB write failed: {exc}") from exc
 
@@ -80,11 +114,12 @@ class ChunkStore:
     def has_vector_index(self) -> bool:
         return any(VECTOR_COLUMN in idx.columns for idx in self.table.list_indices())
 
-    def refresh_indices(self, *, full: bool) -> None:
-        """Create missing indices; fold new rows into existing ones; prune old versions."""
+    def refresh_indices(self, *, full: bool, rebuild: Iterable[str] = ()) -> None:
+        """Create missing indices (and those named in ``rebuild``); fold new rows into existing ones."""
+        rebuild = frozenset(rebuild)
         try:
             rows = self.count()
-            if rows and (full or not self.has_fts_index()):
+            if rows and (full or "fts" in rebuild or not self.has_fts_index()):
                 self.table.create_index(
                     FTS_COLUMN,
                     config=FTS(
@@ -92,7 +127,7 @@ class ChunkStore:
                     ),
                     replace=True,
                 )
-            if rows >= ANN_MIN_ROWS and (full or not self.has_vector_index()):
+            if rows >= ANN_MIN_ROWS and (full or "vector" in rebuild or not self.has_vector_index()):
                 self.table.create_index(
                     metric="cosine",
                     vector_column_name=VECTOR_COLUMN,
@@ -103,9 +138,40 @@ class ChunkStore:
                     num_sub_vectors=_sub_vectors(self.dimension),
                     replace=True,
                 )
-            self.table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
+            self.table.optimize(cleanup_older_than=_NO_CLEANUP)
         except Exception as exc:
             raise StoreError(f"LanceDB index maintenance failed: {exc}") from exc
+
+    def broken_indices(self) -> list[str]:
+        """Indices that are listed but cannot answer a query (their files deleted or damaged)."""
+        broken = []
+        probes = []
+        if self.has_fts_index():
+            probes.append(("fts", lambda: self.table.search("x", query_type="fts").limit(1).to_list()))
+        if self.has_vector_index():
+            probe = np.zeros(self.dimension, dtype=np.float32)
+            probe[0] = 1.0
+            probes.append(("vector", lambda: self.table.search(probe).limit(1).to_list()))
+        for name, run in probes:
+            try:
+                run()
+            except Exception as exc:  # any failure means the index must be rebuilt
+                log.warning("LanceDB %s index is unusable, rebuilding it: %s", name, exc)
+                broken.append(name)
+        return broken
+
+    def prune(self, keep_from: int) -> None:
+        """Remove versions older than ``keep_from`` (the latest version is never removed)."""
+        try:
+            stamps = {int(v["version"]): v["timestamp"] for v in self.table.list_versions()}
+            if keep_from not in stamps:
+                return
+            # Lance prunes by age (now - older_than). The latest version was written just now, so
+            # measuring from it keeps ``keep_from`` and everything after it, whatever the clock zone.
+            age = max(stamps.values()) - stamps[keep_from] + timedelta(seconds=2)
+            self.table.cleanup_old_versions(older_than=age)
+        except Exception as exc:  # pruning is housekeeping: never fail a published run on it
+            log.warning("pruning old LanceDB versions failed: %s", exc)
 
 
 def remove_lance_dir(lance_dir: Path) -> None:

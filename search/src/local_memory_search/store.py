@@ -10,7 +10,6 @@ missing or unreadable (SQLite fallback), and a healthy index.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sqlite3
@@ -24,8 +23,22 @@ from typing import Any
 from local_memory_shared.config import Settings, load_settings
 from local_memory_shared.errors import NotIndexed, StoreError
 from local_memory_shared.paths import ProjectPaths, project_paths
-from local_memory_shared.schema import CHUNK_FIELDS, CHUNKS_TABLE, FTS_COLUMN, SCHEMA_VERSION, VECTOR_COLUMN
-from local_memory_shared.state import IndexMeta, ProjectRow, open_state_ro, read_index_meta, read_project_row
+from local_memory_shared.schema import (
+    CHUNK_FIELDS,
+    CHUNKS_TABLE,
+    FTS_COLUMN,
+    SCHEMA_VERSION,
+    VECTOR_COLUMN,
+    chunk_from_mirror,
+)
+from local_memory_shared.state_reader import (
+    IndexMeta,
+    ProjectRow,
+    open_state_ro,
+    read_index_meta,
+    read_project_row,
+    writer_alive,
+)
 
 from . import degradation as W
 from .readonly import ReadOnlyTable, connect_read_only
@@ -192,7 +205,7 @@ class IndexReader:
         except Exception as exc:
             log.warning("LanceDB row fetch failed: %s", exc)
             return {}
-        return {r["chunk_id"]: {k: r.get(k) for k in CHUNK_FIELDS} for r in rows.to_pylist()}
+        return {r["chunk_id"]: chunk_from_mirror(r) for r in rows.to_pylist()}
 
     def file_chunks(self, file_path: str) -> list[dict[str, Any]]:
         """Every chunk of one file, in file order."""
@@ -205,13 +218,8 @@ class IndexReader:
 
 
 def mirror_row(row: sqlite3.Row) -> dict[str, Any]:
-    """A mirror row as a chunk dict (tags decoded from JSON)."""
-    out = {k: row[k] for k in CHUNK_FIELDS}
-    try:
-        out["tags"] = list(json.loads(out["tags"] or "[]"))
-    except (TypeError, ValueError):
-        out["tags"] = []
-    return out
+    """A mirror row as a chunk dict (tags decoded from JSON): ``schema.chunk_from_mirror``."""
+    return chunk_from_mirror(row)
 
 
 def sql_str(value: str) -> str:
@@ -307,10 +315,26 @@ def open_index(
             conn.close()
 
 
+def _writer_running(reader: IndexReader) -> bool:
+    """Liveness from the writer itself: its ``flock`` (kernel), else the running job's pid."""
+    alive = writer_alive(reader.paths.lock_file)
+    if alive is None:
+        return _job_alive(reader.conn, reader.project) is not False
+    return alive
+
+
 def _check_status(reader: IndexReader) -> None:
     row = reader.project_row
-    running = row.status == "indexing" and _job_alive(reader.conn, reader.project) is not False
+    running = row.status == "indexing" and _writer_running(reader)
     progress = _job_progress(reader.conn, reader.project) if running else ""
+    if row.status == "indexing" and not running and row.published_version is not None:
+        first = "its first index" if row.last_indexed_at is None else "a re-index"
+        reader.warnings.append(
+            W.warn(
+                W.INDEX_INCOMPLETE,
+                f"{first} was interrupted; run: local-memory-indexer index {reader.project}",
+            )
+        )
     if row.published_version is None:
         if running:
             reader.warnings.append(

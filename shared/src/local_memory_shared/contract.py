@@ -53,6 +53,7 @@ def error_codes() -> dict[str, str]:
 
 INDEX_BUILDING = "index_building"
 INDEX_UPDATING = "index_updating"
+INDEX_INCOMPLETE = "index_incomplete"
 INDEX_PROVENANCE_INFERRED = "index_provenance_inferred"
 INDEX_PROVENANCE_UNKNOWN = "index_provenance_unknown"
 SCHEMA_VERSION_MISMATCH = "schema_version_mismatch"
@@ -71,6 +72,8 @@ RERANK_UNAVAILABLE = "rerank_unavailable"
 SEARCH_WARNING_CODES: dict[str, str] = {
     INDEX_BUILDING: "The project's first index is still running: results cover only what is published so far.",
     INDEX_UPDATING: "An index run is in progress; results come from the last published version.",
+    INDEX_INCOMPLETE: "The last index run stopped before it finished (no indexer is running): results cover only "
+    "what it published. The next index run completes and repairs it.",
     INDEX_PROVENANCE_INFERRED: "No index_meta row: the query encoder was inferred from the vector dimension.",
     INDEX_PROVENANCE_UNKNOWN: "Neither index_meta nor a known vector dimension: the semantic leg was skipped.",
     SCHEMA_VERSION_MISMATCH: "The index was written with another schema version; re-index the project.",

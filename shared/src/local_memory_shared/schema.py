@@ -1,12 +1,24 @@
-"""The one owner of the storage schema: LanceDB chunk rows, SQLite DDL and ``SCHEMA_VERSION``.
+"""The one owner of the storage schema: the chunk record, LanceDB's Arrow schema, the SQLite DDL.
 
-Bump ``SCHEMA_VERSION`` whenever a stored column changes meaning; every query filters on it
-and ``doctor_index`` reports rows of another version.
+``ChunkRecord`` is the typed chunk row. The indexer builds one per chunk and writes it with
+``lance_row()`` (LanceDB) and ``mirror_values()`` (SQLite ``chunks``); readers decode mirror rows
+with ``chunk_from_mirror``. ``tests/test_schema.py`` holds the Arrow schema, the ``chunks`` DDL and
+the record's fields to one another.
+
+**The one rule for version bumps.** Bump ``SCHEMA_VERSION`` when a chunk row changes: a field of
+``ChunkRecord`` (and so the Arrow schema and the mirror DDL) or the meaning of a stored value.
+Every search filters on it and ``doctor_index`` reports rows of another version. Nothing else is
+bumped by hand: the state DB's stamp (``state.STATE_DDL_STAMP``) is derived from ``STATE_DDL``, so
+any DDL change (a new table too) makes an older state DB ask for ``index --rebuild``.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
+from dataclasses import dataclass, fields
+from typing import Any
 
 import pyarrow as pa
 
@@ -50,6 +62,69 @@ CHUNK_FIELDS: tuple[str, ...] = (
     "last_commit_hash",
     "content_hash",
 )
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """One stored chunk row (without its vector), in the column order of LanceDB's table."""
+
+    chunk_id: str
+    project_path: str
+    schema_version: int
+    file_path: str
+    language: str
+    file_extension: str
+    chunk_kind: str
+    symbol_name: str
+    class_name: str
+    function_name: str
+    chunk_index: int
+    start_line: int
+    end_line: int
+    text: str
+    summary: str
+    fts_text: str
+    tags: tuple[str, ...]
+    updated_at: str
+    last_commit_hash: str
+    content_hash: str
+
+    def lance_row(self) -> dict[str, Any]:
+        """The row as LanceDB takes it (the caller adds the vector)."""
+        row = {f.name: getattr(self, f.name) for f in fields(self)}
+        row["tags"] = list(self.tags)
+        return row
+
+    def mirror_values(self) -> tuple[Any, ...]:
+        """Values for the SQLite ``chunks`` mirror, in ``MIRROR_FIELDS`` order (tags as JSON)."""
+        row = self.lance_row()
+        row["tags"] = json.dumps(row["tags"])
+        return tuple(row[name] for name in MIRROR_FIELDS)
+
+
+#: Every stored field of a chunk (LanceDB columns minus the vector).
+RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ChunkRecord))
+#: Fields the SQLite ``chunks`` mirror keeps: all but the project (one DB per project) and the
+#: FTS text (BM25 lives in LanceDB).
+MIRROR_FIELDS: tuple[str, ...] = tuple(n for n in RECORD_FIELDS if n not in ("project_path", FTS_COLUMN))
+
+
+def mirror_insert_sql() -> str:
+    """The one INSERT statement for mirror rows."""
+    return f"INSERT INTO chunks({', '.join(MIRROR_FIELDS)}) VALUES ({','.join('?' * len(MIRROR_FIELDS))})"
+
+
+def chunk_from_mirror(row: sqlite3.Row | dict[str, Any]) -> dict[str, Any]:
+    """A mirror (or LanceDB) row as the chunk dict agents see: ``CHUNK_FIELDS``, tags decoded."""
+    out = {k: row[k] for k in CHUNK_FIELDS}
+    tags = out["tags"]
+    if isinstance(tags, str) or tags is None:
+        try:
+            tags = json.loads(tags or "[]")
+        except (TypeError, ValueError):
+            tags = []
+    out["tags"] = list(tags)
+    return out
 
 
 def chunk_arrow_schema(dimension: int) -> pa.Schema:
@@ -214,5 +289,23 @@ CREATE TABLE IF NOT EXISTS embed_cache (
     text_hash TEXT NOT NULL,
     vector    BLOB NOT NULL,
     PRIMARY KEY (model_key, text_hash)
+);
+
+-- Run journal: a row per index run, closed with its outcome. A row left open (outcome NULL) while
+-- no process holds writer.lock is a run that was killed; the next run repairs after it.
+CREATE TABLE IF NOT EXISTS runs (
+    run_id      INTEGER PRIMARY KEY,
+    kind        TEXT NOT NULL,          -- index | full | rebuild
+    pid         INTEGER NOT NULL,
+    started_at  TEXT NOT NULL,
+    finished_at TEXT,
+    outcome     TEXT                    -- NULL: running or killed | done | cancelled | failed
+);
+
+-- Every LanceDB version ever published, so old versions are pruned only once no reader can hold
+-- them (superseded longer ago than the grace period).
+CREATE TABLE IF NOT EXISTS publications (
+    version      INTEGER PRIMARY KEY,
+    published_at REAL NOT NULL          -- unix time
 );
 """

@@ -1,15 +1,42 @@
-"""SQLite state DB: the writer opens it read-write (WAL), the searcher strictly read-only."""
+"""SQLite state DB, write side: the indexer opens it read-write (WAL).
+
+Every read path (``open_state_ro``, the typed rows, writer liveness) lives in ``state_reader``
+and is re-exported here for callers that import it from this module.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .errors import NotIndexed, ProvenanceMismatch, StoreError
+from .errors import ProvenanceMismatch, StoreError
 from .schema import STATE_DDL
+from .state_reader import (
+    IndexMeta,
+    ProjectRow,
+    RunRecord,
+    open_state_ro,
+    read_index_meta,
+    read_last_run,
+    read_project_row,
+    writer_alive,
+)
+
+__all__ = [
+    "STATE_DDL_STAMP",
+    "IndexMeta",
+    "ProjectRow",
+    "RunRecord",
+    "open_state_ro",
+    "open_state_rw",
+    "read_index_meta",
+    "read_last_run",
+    "read_project_row",
+    "utc_now",
+    "writer_alive",
+]
 
 
 def utc_now() -> str:
@@ -62,72 +89,3 @@ def open_state_rw(path: Path, *, reset: bool = False) -> sqlite3.Connection:
         return conn
     except sqlite3.Error as exc:
         raise StoreError(f"cannot open state DB {path}: {exc}") from exc
-
-
-def open_state_ro(path: Path) -> sqlite3.Connection:
-    """Open the state DB strictly read-only (``mode=ro`` URI + ``PRAGMA query_only``), creating nothing.
-
-    A ``mode=ro`` open of a WAL database creates ``-wal``/``-shm`` files when they are absent.
-    Their absence means no writer is connected and the DB is fully checkpointed, so we open it
-    ``immutable=1`` instead; keep such connections short-lived (one tool call).
-    """
-    if not path.is_file():
-        raise NotIndexed(f"no index state at {path}")
-    wal = path.with_name(path.name + "-wal")
-    uri = f"file:{path}?mode=ro" + ("" if wal.exists() else "&immutable=1")
-    try:
-        conn = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False, isolation_level=None)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA query_only = ON")
-        return conn
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot open state DB {path} read-only: {exc}") from exc
-
-
-@dataclass(frozen=True)
-class IndexMeta:
-    """Provenance of an index: what produced its vectors."""
-
-    backend: str
-    model: str
-    dimension: int
-    schema_version: int
-    created_at: str
-    updated_at: str
-
-
-def read_index_meta(conn: sqlite3.Connection, project_path: str) -> IndexMeta | None:
-    """The provenance row for ``project_path``, or None when none was recorded."""
-    try:
-        row = conn.execute(
-            "SELECT backend, model, dimension, schema_version, created_at, updated_at "
-            "FROM index_meta WHERE project_path = ?",
-            (project_path,),
-        ).fetchone()
-    except sqlite3.OperationalError:
-        return None
-    if row is None:
-        return None
-    return IndexMeta(**dict(row))
-
-
-@dataclass(frozen=True)
-class ProjectRow:
-    """The ``projects`` row: publication state of the index."""
-
-    project_path: str
-    key: str
-    created_at: str
-    last_indexed_at: str | None
-    last_commit_hash: str | None
-    published_version: int | None
-    status: str
-
-
-def read_project_row(conn: sqlite3.Connection, project_path: str) -> ProjectRow | None:
-    """The project's row, or None."""
-    try:
-        row = conn.execute("SELECT * FROM projects WHERE project_path = ?", (project_path,)).fetchone()
-    except sqlite3.OperationalError:
-        return None
-    return ProjectRow(**dict(row)) if row else None

@@ -1,0 +1,225 @@
+"""Crash safety with real processes: an indexer SIGKILLed at an exact point, then the next run.
+
+Each test reproduces a defect of issue 15 with a real ``local-memory-indexer`` subprocess that
+SIGKILLs *itself* at a named point of the publication protocol (a test-only wrapper patches the
+one method to call ``os.kill(os.getpid(), SIGKILL)``), real LanceDB and SQLite files, and the
+real searcher reading them afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import pytest
+from local_memory_search.store import clear_caches
+from local_memory_search.tools import call_tool
+from local_memory_shared.paths import ProjectPaths, project_paths
+from search_support import env, snapshot
+
+pytestmark = pytest.mark.slow
+
+FUNCS = 4
+FILES = 40  # first batch 16 files, then 24: a second batch to kill in
+
+#: ``python -c`` prelude: SIGKILL this process on the Nth call of ``target`` (module:Class.method).
+KILLER = textwrap.dedent(
+    """
+    import importlib, os, signal, sys
+    from datetime import timedelta
+    mod_name, qual = sys.argv[1].split(":")
+    nth = int(sys.argv[2])
+    cls_name, meth = qual.split(".")
+    cls = getattr(importlib.import_module(mod_name), cls_name)
+    original = getattr(cls, meth)
+    calls = [0]
+    def wrapper(self, *args, **kwargs):
+        calls[0] += 1
+        if calls[0] == nth and (meth != "publish" or kwargs.get("finished")):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return original(self, *args, **kwargs)
+    setattr(cls, meth, wrapper)
+    if os.environ.get("TEST_NO_GRACE"):
+        import local_memory_indexer.store as store
+        store.KEEP_VERSIONS_FOR = timedelta(0)
+    from local_memory_indexer.cli import main
+    sys.exit(main(sys.argv[3:]))
+    """
+)
+
+
+def write_project(root: Path, tag: str, n_files: int = FILES) -> Path:
+    for i in range(n_files):
+        body = "\n\n".join(
+            f'def task_{i}_{j}(job):\n    """Run job kind {j} of module {i} ({tag})."""\n'
+            f"    return job.get('{tag}_{j}') + {i * j}\n"
+            for j in range(FUNCS)
+        )
+        path = root / f"pkg/mod_{i:03d}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body + "\n")
+    return root
+
+
+def run_cli(
+    env_: dict[str, str], *args: str, kill_at: tuple[str, int] | None = None
+) -> subprocess.CompletedProcess[str]:
+    if kill_at is None:
+        cmd = [sys.executable, "-m", "local_memory_indexer.cli", *args]
+    else:
+        cmd = [sys.executable, "-c", KILLER, kill_at[0], str(kill_at[1]), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env_, timeout=600)
+
+
+def summary_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)["data"]
+
+
+def lance_rows(paths: ProjectPaths, version: int) -> list[dict[str, Any]]:
+    table = lancedb.connect(str(paths.lance_dir)).open_table("chunks")
+    table.checkout(version)
+    return table.to_arrow().select(["chunk_id", "file_path", "content_hash"]).to_pylist()
+
+
+def state(paths: ProjectPaths, sql: str) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(f"file:{paths.state_db}?mode=ro", uri=True)
+    try:
+        return [tuple(r) for r in conn.execute(sql)]
+    finally:
+        conn.close()
+
+
+def assert_consistent(paths: ProjectPaths, n_files: int = FILES) -> None:
+    """The published LanceDB version holds exactly the mirror's rows, and every chunk is there."""
+    version = state(paths, "SELECT published_version FROM projects")[0][0]
+    rows = lance_rows(paths, version)
+    mirror = {r[0] for r in state(paths, "SELECT chunk_id FROM chunks")}
+    assert len(rows) == len({r["chunk_id"] for r in rows}) == n_files * FUNCS
+    assert {r["chunk_id"] for r in rows} == mirror
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Path, ProjectPaths, dict[str, str]]:
+    data = tmp_path / "data"
+    project = write_project(tmp_path / "proj", "v1")
+    env_ = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(data)}
+    summary_of(run_cli(env_, "index", str(project), "--json"))
+    return project, project_paths(data, project), env_
+
+
+def test_kill_between_lance_delete_and_publish_in_full_is_repaired_by_a_plain_run(setup) -> None:
+    project, paths, env_ = setup
+    # --full re-writes every file; die in the second batch after LanceDB deleted its rows and
+    # before they were re-added and published.
+    killed = run_cli(
+        env_,
+        "index",
+        str(project),
+        "--full",
+        "--json",
+        kill_at=("local_memory_indexer.store:ChunkStore._to_arrow", 2),
+    )
+    assert killed.returncode == -signal.SIGKILL
+    latest = lancedb.connect(str(paths.lance_dir)).open_table("chunks")
+    assert latest.count_rows() < FILES * FUNCS  # the defect's precondition: LanceDB lost rows
+    assert_consistent(paths)  # the published version is still the good one
+
+    summary = summary_of(run_cli(env_, "index", str(project), "--json"))
+    assert summary["files_repaired"] > 0 and "did not finish" in summary["repair_reason"]
+    assert_consistent(paths)
+    assert state(paths, "SELECT outcome FROM runs ORDER BY run_id") == [("done",), (None,), ("done",)]
+
+
+def test_a_deleted_lancedb_folder_is_rebuilt_from_the_files(setup) -> None:
+    project, paths, env_ = setup
+    shutil.rmtree(paths.lance_dir)
+    summary = summary_of(run_cli(env_, "index", str(project), "--json"))
+    assert summary["files_repaired"] == FILES and summary["chunks_embedded"] == 0  # vectors from the cache
+    assert_consistent(paths)
+    clear_caches()
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(paths.data_root)):
+        got = call_tool(
+            "search_semantic", {"query": "run job kind 2 of module 7", "project_path": str(project)}
+        )
+    assert got["ok"] and got["results"], got
+    assert not got["warnings"]
+
+
+def test_deleted_fts_index_files_are_rebuilt_by_a_plain_run(setup) -> None:
+    project, paths, env_ = setup
+    for index_dir in (paths.lance_dir / "chunks.lance" / "_indices").iterdir():
+        shutil.rmtree(index_dir)
+    clear_caches()
+    args = {"query": "task_3_1", "project_path": str(project), "cache_bust": True}
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(paths.data_root)):
+        before = call_tool("search_keyword", args)
+        assert "fts_unavailable" in {w["code"] for w in before["warnings"]}  # the defect
+        summary = summary_of(run_cli(env_, "index", str(project), "--json"))
+        assert summary["indices_rebuilt"] == ["fts"]
+        clear_caches()
+        after = call_tool("search_keyword", args)
+    assert after["ok"] and not after["warnings"], after["warnings"]
+    assert after["results"][0]["symbol_name"] == "task_3_1"
+
+
+def test_a_run_killed_before_it_publishes_never_loses_the_published_version(setup) -> None:
+    project, paths, env_ = setup
+    published = state(paths, "SELECT published_version FROM projects")[0][0]
+    # No change at all; with no grace period, the old optimize-then-publish order deleted the
+    # published version before the new one was published.
+    killed = run_cli(
+        {**env_, "TEST_NO_GRACE": "1"},
+        "index",
+        str(project),
+        "--json",
+        kill_at=("local_memory_indexer.state_writer:StateWriter.publish", 1),
+    )
+    assert killed.returncode == -signal.SIGKILL
+    assert state(paths, "SELECT published_version FROM projects")[0][0] == published
+    assert len(lance_rows(paths, published)) == FILES * FUNCS
+
+
+def test_after_a_killed_first_index_status_tells_the_truth_and_readers_write_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    project = write_project(tmp_path / "proj", "v1")
+    env_ = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(data)}
+    paths = project_paths(data, project)
+    # Die in the second batch's publish: the first batch (16 files) is published, nothing else.
+    killed = run_cli(
+        env_,
+        "index",
+        str(project),
+        "--json",
+        kill_at=("local_memory_indexer.state_writer:StateWriter.write_batch", 2),
+    )
+    assert killed.returncode == -signal.SIGKILL
+    assert paths.state_db.with_name("state.db-shm").exists()  # the crash left WAL + shm behind
+    before = snapshot(paths.dir)
+    clear_caches()
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(data)):
+        for tool, args in [
+            ("search_keyword", {"query": "task_3_1"}),
+            ("search_hybrid", {"query": "run job kind 1"}),
+            ("index_status", {}),
+        ]:
+            got = call_tool(tool, {**args, "project_path": str(project)})
+            assert got["ok"], got
+            if tool.startswith("search"):
+                codes = {w["code"] for w in got["warnings"]}
+                assert "index_incomplete" in codes and "index_building" not in codes, codes
+                assert got["results"]
+    assert snapshot(paths.dir) == before  # not even state.db-shm changed
+
+    summary = summary_of(run_cli(env_, "index", str(project), "--json"))
+    assert summary["files_parsed"] == FILES - 16
+    assert_consistent(paths)
