@@ -23,7 +23,7 @@ from local_memory_shared.errors import NotFound
 from local_memory_shared.schema import CHUNK_FIELDS, VECTOR_COLUMN
 
 from . import degradation as W
-from .filters import lance_where
+from .filters import SearchFilters, lance_where
 from .hybrid import (
     CANDIDATE_DEPTH,
     RRF_SCORE_EXPONENT,
@@ -233,7 +233,7 @@ def _search(params: SearchParams, mode: str, tool: str, settings: Settings | Non
             rrf_k=getattr(params, "rrf_k", 60),
             recency_weight=params.recency_weight,
             gap_threshold=params.gap_threshold,
-            filters=params.filters,
+            filters=SearchFilters.of(params.filters),
             depth=candidate_depth(params.offset, params.limit),
         )
         out = _page_from_ranking(reader, rank(reader, req), params, params.query)
@@ -358,7 +358,7 @@ def search_similar(params: SearchSimilarParams, settings: Settings | None = None
                 rows, source = vector_search(
                     reader,
                     vector,
-                    lance_where(reader.project, params.filters, extra=[exclude]),
+                    lance_where(reader.project, SearchFilters.of(params.filters), extra=[exclude]),
                     depth,
                     warnings,
                 )
@@ -375,7 +375,9 @@ def search_similar(params: SearchSimilarParams, settings: Settings | None = None
             # No vectors to compare: fall back to the seed's own words over the keyword store.
             rows = [
                 r
-                for r in like_search(reader, query_words(source_query), params.filters, depth + len(seed_ids))
+                for r in like_search(
+                    reader, query_words(source_query), SearchFilters.of(params.filters), depth + len(seed_ids)
+                )
                 if r["chunk_id"] not in seed_ids
                 and (params.function_name or r["file_path"] != seeds[0]["file_path"])
             ]
@@ -388,7 +390,7 @@ def search_similar(params: SearchSimilarParams, settings: Settings | None = None
             mode="semantic" if leg.name == "semantic" else "keyword",
             recency_weight=0.0,
             gap_threshold=0.0,
-            filters=params.filters,
+            filters=SearchFilters.of(params.filters),
             depth=depth,
         )
         ranked, kept = fuse(
@@ -521,7 +523,7 @@ def explain_match(params: ExplainMatchParams, settings: Settings | None = None) 
             rrf_k=params.rrf_k,
             recency_weight=params.recency_weight,
             gap_threshold=params.gap_threshold,
-            filters=params.filters,
+            filters=SearchFilters.of(params.filters),
             depth=CANDIDATE_DEPTH,
         )
         ranking = rank(reader, req)
