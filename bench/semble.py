@@ -87,7 +87,7 @@ def index_repos(selected: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
     out: dict[str, dict[str, Any]] = {}
     with harness.data_root(CACHE / "data") as settings:
-        for repo in selected:
+        for repo in sorted(selected, key=lambda r: r["tar_gz_bytes"]):  # small first: early results
             project = project_root(repo, unpack(repo))
             started = time.perf_counter()
             summary = harness.index(project, settings)
@@ -211,12 +211,17 @@ def _fmt(x: float | None) -> str:
     return f"{x:10.3f}" if x is not None else f"{'-':>10s}"
 
 
-def run(half: str = "all", tools: list[str] | None = None, *, index: bool = True) -> dict[str, Any]:
-    """Index (unless ``index`` is false) and score ``half``; returns results per half."""
+def run(
+    half: str = "all", tools: list[str] | None = None, *, index: bool = True, only: list[str] | None = None
+) -> dict[str, Any]:
+    """Index (unless ``index`` is false) and score ``half`` (or its repositories in ``only``)."""
     split = halves()
     groups = {"tuning": split["tuning"], "reporting": split["reporting"]}
     if half != "all":
         groups = {half: groups[half]}
+    if only:
+        groups = {k: [n for n in v if n in only] for k, v in groups.items()}
+        groups = {k: v for k, v in groups.items() if v}
     selected = [r for r in repos() if any(r["name"] in g for g in groups.values())]
     facts = index_repos(selected) if index else {}
     os.environ["LOCAL_VECTOR_SEARCH_DATA_ROOT"] = str(CACHE / "data")
@@ -233,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tools", default="hybrid,semantic,keyword")
     ap.add_argument("--no-index", action="store_true", help="score the cached indexes as they are")
     ap.add_argument("--index-only", action="store_true")
+    ap.add_argument("--repos", default="", help="comma-separated subset of the half's repositories")
     ap.add_argument("--json", help="write scores (per repository and category) to this file")
     ap.add_argument("--runs", help="write each tool's run lines (score.py's JSONL input) to this folder")
     args = ap.parse_args(argv)
@@ -244,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
         wanted = split[args.half] if args.half != "all" else split["tuning"] + split["reporting"]
         index_repos([r for r in repos() if r["name"] in wanted])
         return 0
-    result = run(args.half, tools, index=not args.no_index)
+    only = [r for r in args.repos.split(",") if r]
+    result = run(args.half, tools, index=not args.no_index, only=only or None)
     for name, half in result["halves"].items():
         print(render(half["tools"], half["repos"], f"{name} half"))
         if args.runs:

@@ -479,6 +479,11 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
         "rrf_score": scored.base,
         "identifier_boost": {"matched": scored.identifier_match, "multiplier": scored.identifier_multiplier},
         "recency_boost": {"multiplier": scored.recency_multiplier},
+        "definition": {
+            "rank": scored.definition.rank if scored.definition else None,
+            "contribution": scored.definition_rrf,
+        },
+        "ranking_factors": dict(scored.factors),
     }
     if verbosity == "full":
         out["recency_boost"].update(
@@ -498,7 +503,8 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
         }
         out["formula"] = (
             "final = (alpha*confidence_semantic/(rrf_k + rank_semantic) + "
-            "(1 - alpha)*confidence_keyword/(rrf_k + rank_keyword)) x identifier_multiplier x recency_multiplier; "
+            "(1 - alpha)*confidence_keyword/(rrf_k + rank_keyword) + definition_weight/(rrf_k + rank_definition)) "
+            "x identifier_multiplier x recency_multiplier x each ranking factor; "
             f"confidence = (score / best score of the leg) ** {RRF_SCORE_EXPONENT:g}"
         )
         out["legs"] = ranking.legs

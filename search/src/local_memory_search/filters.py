@@ -37,8 +37,9 @@ class SearchFilters:
             return source
         values = {f.name: getattr(source, f.name, None) for f in fields(cls)}
         for key in ("file_extensions", "tags"):
-            if values[key] is not None:
-                values[key] = tuple(values[key])
+            value = values[key]
+            if value is not None:
+                values[key] = tuple(value)
         return cls(**values)
 
 

@@ -18,10 +18,13 @@ with the age measured from the newest file of the index. Hits scoring below
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections import defaultdict
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from . import ranking
 from .filters import SearchFilters
 from .legs import LegHit, LegResult
 from .query_text import query_identifiers
@@ -81,6 +84,10 @@ class Scored:
     recency: float
     recency_multiplier: float
     score: float
+    definition: LegHit | None = None
+    definition_rrf: float = 0.0
+    file_path: str | None = None
+    factors: tuple[tuple[str, float], ...] = ()
 
 
 def _parse_ts(value: str | None) -> datetime | None:
@@ -110,19 +117,25 @@ class _Context:
     best_kw: float
     idents: set[str]
     newest: datetime | None
+    knobs: ranking.RankingKnobs
+    shape: ranking.QueryShape
 
 
-def _score_one(ctx: _Context, cid: str, s: LegHit | None, k: LegHit | None, row: dict[str, Any]) -> Scored:
+def _score_one(
+    ctx: _Context, cid: str, s: LegHit | None, k: LegHit | None, d: LegHit | None, row: dict[str, Any]
+) -> Scored:
     req = ctx.req
     s_conf = confidence(s.score, ctx.best_sem) if s else 0.0
     k_conf = confidence(k.score, ctx.best_kw) if k else 0.0
     if req.mode == "hybrid":
         s_rrf = ctx.alpha * s_conf / (req.rrf_k + s.rank) if s else 0.0
         k_rrf = (1.0 - ctx.alpha) * k_conf / (req.rrf_k + k.rank) if k else 0.0
-        base = s_rrf + k_rrf
+        d_rrf = ctx.knobs.definition_weight / (req.rrf_k + d.rank) if d else 0.0
+        base = s_rrf + k_rrf + d_rrf
     else:
+        d_rrf = 0.0
         s_rrf = k_rrf = 0.0
-        hit = s if s is not None else k
+        hit = s if s is not None else k if k is not None else d
         assert hit is not None
         base = max(0.0, hit.score)
     match = identifier_match(ctx.idents, row)
@@ -135,9 +148,17 @@ def _score_one(ctx: _Context, cid: str, s: LegHit | None, k: LegHit | None, row:
         age = max(0.0, (ctx.newest - ts).total_seconds() / 86400.0)
         recency = 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
     rec_mult = 1.0 + req.recency_weight * recency
+    path = row.get("file_path") or ""
+    factors: tuple[tuple[str, float], ...] = ()
+    if req.mode == "hybrid":
+        factors = (
+            ("path_prior", ranking.path_factor(path, ctx.shape, ctx.knobs)),
+            ("name_match", ranking.name_factor(path, ctx.shape, ctx.knobs)),
+        )
+    score = base * ident_mult * rec_mult * math.prod(v for _, v in factors)
     return Scored(
         cid, s, k, s_conf, k_conf, s_rrf, k_rrf, base, match, ident_mult,
-        updated, age, recency, rec_mult, base * ident_mult * rec_mult,
+        updated, age, recency, rec_mult, score, d, d_rrf, path or None, factors,
     )  # fmt: skip
 
 
@@ -147,14 +168,17 @@ def fuse(
     semantic: LegResult | None,
     keyword: LegResult | None,
     newest: str | None,
+    definition: LegResult | None = None,
+    knobs: ranking.RankingKnobs | None = None,
 ) -> tuple[tuple[Scored, ...], int]:
-    """Score every candidate of both legs and apply the gap filter; returns (ranked, kept)."""
+    """Score every candidate of the legs, apply the ranking factors and the gap filter; returns (ranked, kept)."""
+    legs = [leg for leg in (semantic, keyword, definition) if leg is not None]
     sem = {h.chunk_id: h for h in semantic.hits} if semantic else {}
     kw = {h.chunk_id: h for h in keyword.hits} if keyword else {}
+    dfn = {h.chunk_id: h for h in definition.hits} if definition and req.mode == "hybrid" else {}
     meta: dict[str, dict[str, Any]] = {}
-    for leg in (keyword, semantic):
-        if leg is not None:
-            meta.update(leg.meta)
+    for leg in reversed(legs):
+        meta.update(leg.meta)
     ctx = _Context(
         req,
         alpha_effective,
@@ -162,13 +186,50 @@ def fuse(
         max((h.score for h in kw.values()), default=0.0),
         query_identifiers(req.query),
         _parse_ts(newest),
+        knobs or ranking.KNOBS,
+        ranking.QueryShape.of(req.query),
     )
-    out = [
-        _score_one(ctx, cid, sem.get(cid), kw.get(cid), meta.get(cid, {}))
-        for cid in dict.fromkeys([*sem, *kw])
-    ]
-    out.sort(key=lambda x: (-x.score, -x.base, _best_rank(x), x.chunk_id))
+    ids = dict.fromkeys([*sem, *kw, *dfn])
+    out = [_score_one(ctx, c, sem.get(c), kw.get(c), dfn.get(c), meta.get(c, {})) for c in ids]
+    out.sort(key=_order)
+    if req.mode == "hybrid":
+        out = _per_file(out, ctx.knobs)
     return tuple(out), gap_kept(out, req.gap_threshold)
+
+
+def _order(x: Scored) -> tuple[float, float, int, str]:
+    return (-x.score, -x.base, _best_rank(x), x.chunk_id)
+
+
+def _with_factor(s: Scored, name: str, value: float) -> Scored:
+    return replace(s, score=s.score * value, factors=(*s.factors, (name, value)))
+
+
+def _per_file(ranked: list[Scored], knobs: ranking.RankingKnobs) -> list[Scored]:
+    """The file-level factors over a list in score order: ``file_bonus`` then ``diversity``."""
+    if not ranked:
+        return ranked
+    top = ranked[0].score or 1.0
+    mass: dict[str, float] = defaultdict(float)
+    for s in ranked:
+        if s.file_path:
+            mass[s.file_path] += s.score / top
+    out = []
+    seen: dict[str, int] = defaultdict(int)
+    for s in ranked:
+        if s.file_path and knobs.file_bonus:
+            others = mass[s.file_path] - s.score / top
+            s = _with_factor(s, "file_bonus", 1.0 + knobs.file_bonus * min(1.0, others))
+        out.append(s)
+    out.sort(key=_order)
+    final = []
+    for s in out:
+        n = seen[s.file_path] if s.file_path else 0
+        if s.file_path:
+            seen[s.file_path] += 1
+        final.append(_with_factor(s, "diversity", knobs.diversity**n) if knobs.diversity != 1.0 else s)
+    final.sort(key=_order)
+    return final
 
 
 def gap_kept(ranked: list[Scored], gap_threshold: float) -> int:
@@ -180,7 +241,7 @@ def gap_kept(ranked: list[Scored], gap_threshold: float) -> int:
 
 
 def _best_rank(s: Scored) -> int:
-    return min(h.rank for h in (s.semantic, s.keyword) if h is not None)
+    return min(h.rank for h in (s.semantic, s.keyword, s.definition) if h is not None)
 
 
 def identifier_match(idents: set[str], row: dict[str, Any]) -> str | None:

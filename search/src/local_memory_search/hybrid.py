@@ -14,6 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from . import degradation as W
+from . import ranking
 from .fusion import (
     CANDIDATE_DEPTH,
     IDENTIFIER_BOOST,
@@ -31,6 +32,7 @@ from .legs import (
     LegFailed,
     LegHit,
     LegResult,
+    definition_leg,
     finite,
     index_languages,
     keyword_leg,
@@ -39,7 +41,14 @@ from .legs import (
     semantic_leg,
     vector_search,
 )
-from .query_text import QUERY_STOPWORDS, SHORT_QUERY_WORDS, fts_query_text, query_identifiers, query_words
+from .query_text import (
+    QUERY_STOPWORDS,
+    SHORT_QUERY_WORDS,
+    fts_query_text,
+    is_symbol_query,
+    query_identifiers,
+    query_words,
+)
 from .store import IndexReader
 
 __all__ = [
@@ -125,8 +134,8 @@ def _collect(
     return _LegOutcome(failed=True, warnings=warnings)
 
 
-def _run_legs(reader: IndexReader, req: RankRequest) -> tuple[_LegOutcome, _LegOutcome]:
-    """Start the legs ``req`` needs in parallel; returns (semantic, keyword) outcomes."""
+def _run_legs(reader: IndexReader, req: RankRequest) -> tuple[_LegOutcome, _LegOutcome, _LegOutcome]:
+    """Start the legs ``req`` needs in parallel; returns (semantic, keyword, definition) outcomes."""
     want_sem = req.mode == "semantic" or (req.mode == "hybrid" and req.alpha > 0)
     want_kw = req.mode == "keyword" or (req.mode == "hybrid" and req.alpha < 1)
     sem_warn: list[dict[str, str]] = []
@@ -137,9 +146,14 @@ def _run_legs(reader: IndexReader, req: RankRequest) -> tuple[_LegOutcome, _LegO
             sem_f = _POOL.submit(semantic_leg, reader, req, sem_warn)
         if want_kw:
             kw_f = _POOL.submit(keyword_leg, reader, req, kw_warn)
+    dfn_f = None
+    names = query_identifiers(req.query)
+    if reader.version is not None and req.mode == "hybrid" and names and ranking.KNOBS.definition_weight:
+        dfn_f = _POOL.submit(definition_leg, reader, req, names)
     sem = _collect(sem_f, sem_warn, W.VECTOR_LEG_UNAVAILABLE, "semantic")
     kw = _collect(kw_f, kw_warn, W.FTS_UNAVAILABLE, "keyword")
-    return sem, kw
+    dfn = _collect(dfn_f, [], W.FTS_UNAVAILABLE, "definition")
+    return sem, kw, dfn
 
 
 def _degrade(
@@ -148,6 +162,9 @@ def _degrade(
     """The cascade: vector leg down -> keyword only (never empty); BM25 down -> semantic only."""
     mode: str = req.mode
     alpha = req.alpha if mode == "hybrid" else (1.0 if mode == "semantic" else 0.0)
+    shift = ranking.KNOBS.symbol_alpha_shift
+    if mode == "hybrid" and 0.0 < alpha < 1.0 and shift and is_symbol_query(req.query):
+        alpha = min(1.0, max(0.0, alpha - shift))  # a name: lean on the exact-word leg
     keyword = kw.result
     if sem.failed and reader.version is not None:
         alpha = 0.0
@@ -169,14 +186,14 @@ def _degrade(
 def rank(reader: IndexReader, req: RankRequest) -> Ranking:
     """Run the legs ``req.mode`` needs (in parallel), degrade as the cascade says, fuse and boost."""
     started = time.perf_counter()
-    sem, kw = _run_legs(reader, req)
+    sem, kw, dfn = _run_legs(reader, req)
     warnings: list[dict[str, str]] = [*(sem.warnings or []), *(kw.warnings or [])]
     mode, alpha_eff, keyword = _degrade(reader, req, sem, kw, warnings)
     semantic = sem.result
     effective = replace(req, mode=mode)  # type: ignore[arg-type]
     newest = newest_updated_at(reader) if reader.version is not None else None
     t_fuse = time.perf_counter()
-    ranked, kept = fuse(effective, alpha_eff, semantic, keyword, newest)
+    ranked, kept = fuse(effective, alpha_eff, semantic, keyword, newest, dfn.result)
     timings = {
         "encode": round((semantic.encode_seconds if semantic else 0.0) * 1000, 3),
         "semantic": round((semantic.seconds if semantic else 0.0) * 1000, 3),

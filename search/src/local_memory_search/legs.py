@@ -271,3 +271,40 @@ def like_search(
         "WHERE _score > 0 ORDER BY _score DESC, file_path, chunk_index LIMIT ?"
     )
     return [dict(r) for r in reader.conn.execute(sql, [*args, *where_args, depth])]
+
+
+#: Most defining chunks the symbol table contributes for one query.
+DEFINITION_DEPTH = 10
+#: Kinds that define a type: a name query usually means the type, so they come first.
+_TYPE_KINDS = ("class", "interface", "struct", "enum", "trait", "type", "module")
+
+
+def definition_leg(reader: IndexReader, req: RankRequest, names: set[str]) -> LegResult:
+    """Defining chunks of the names ``req.query`` spells, from the graph's ``symbols`` table.
+
+    Finds a definition even when neither retrieval leg returned it. Exact short or qualified
+    names only; type definitions first, then by path depth (shallower first).
+    """
+    started = time.perf_counter()
+    if not names:
+        return LegResult("definition", "symbols", (), 0.0)
+    marks = ",".join("?" * len(names))
+    where, args = sqlite_where(req.filters, alias="c")
+    kinds = ",".join("?" * len(_TYPE_KINDS))
+    sql = (
+        "SELECT c.chunk_id, c.file_path, c.symbol_name, c.function_name, c.class_name, c.updated_at "  # noqa: S608
+        f"FROM symbols s JOIN chunks c ON c.chunk_id = s.chunk_id "
+        f"WHERE (s.name IN ({marks}) OR s.qualified_name IN ({marks})) AND {where} "
+        f"ORDER BY (s.kind IN ({kinds})) DESC, length(c.file_path) - length(replace(c.file_path, '/', '')), "
+        "c.file_path, s.start_line LIMIT ?"
+    )
+    ordered = sorted(names)
+    try:
+        rows = [
+            dict(r)
+            for r in reader.conn.execute(sql, [*ordered, *ordered, *args, *_TYPE_KINDS, DEFINITION_DEPTH])
+        ]
+    except sqlite3.Error as exc:  # an index without a graph simply has no definitions to add
+        log.debug("definition lookup failed: %s", exc)
+        rows = []
+    return _rows_to_leg("definition", "symbols", rows, lambda r: 1.0, started)

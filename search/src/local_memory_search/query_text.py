@@ -103,3 +103,9 @@ def fts_query_text(query: str, languages: frozenset[str] = frozenset()) -> str:
 def content_words(query: str) -> list[str]:
     """The query's words (identifier parts included) without prose function words, longer than 2 chars."""
     return [w for w in query_words(query) if w not in QUERY_STOPWORDS and len(w) > 2]
+
+
+def is_symbol_query(query: str) -> bool:
+    """True when the whole query is one or two names (``LruCache``, ``Client.send``), not prose."""
+    tokens = _IDENT.findall(query)
+    return 0 < word_count(query) <= SHORT_QUERY_WORDS and any(looks_like_identifier(t) for t in tokens)
