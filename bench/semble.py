@@ -135,7 +135,7 @@ def score_run(lines: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
         cats: dict[str, list[float]] = {c: [] for c in CATEGORIES}
         scores = []
         for item in annotations:
-            targets = list(item.get("relevant", [])) + list(item.get("secondary", []))
+            targets = [sc.parse_target(t) for t in [*item.get("relevant", []), *item.get("secondary", [])]]
             value, _, _ = sc.score_query(targets, by_key.get((name, item["query"])), "auto")
             scores.append(value)
             cats[item["category"]].append(value)
@@ -231,6 +231,29 @@ def run(
     return out
 
 
+def ablation(names: list[str]) -> dict[str, dict[str, Any]]:
+    """search_hybrid with every ranking factor off, each factor alone, and all together."""
+    from dataclasses import fields, replace
+
+    from local_memory_search import ranking
+
+    default = ranking.KNOBS
+    configs = {"none": ranking.OFF}
+    for f in fields(ranking.RankingKnobs):
+        configs[f.name] = replace(ranking.OFF, **{f.name: getattr(default, f.name)})
+    configs["all"] = default
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        for label, knobs in configs.items():
+            ranking.KNOBS = knobs
+            res = evaluate(names, ["search_hybrid"])["search_hybrid"]
+            out[label] = {k: res[k] for k in ("overall", *CATEGORIES)}
+            print(f"{label:20s} " + " ".join(f"{k} {out[label][k]:.4f}" for k in out[label]), flush=True)
+    finally:
+        ranking.KNOBS = default
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI: index, ask, score and print both halves."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -238,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tools", default="hybrid,semantic,keyword")
     ap.add_argument("--no-index", action="store_true", help="score the cached indexes as they are")
     ap.add_argument("--index-only", action="store_true")
+    ap.add_argument("--ablation", action="store_true", help="search_hybrid per ranking factor (no indexing)")
     ap.add_argument("--repos", default="", help="comma-separated subset of the half's repositories")
     ap.add_argument("--json", help="write scores (per repository and category) to this file")
     ap.add_argument("--runs", help="write each tool's run lines (score.py's JSONL input) to this folder")
@@ -251,6 +275,10 @@ def main(argv: list[str] | None = None) -> int:
         index_repos([r for r in repos() if r["name"] in wanted])
         return 0
     only = [r for r in args.repos.split(",") if r]
+    if args.ablation:
+        os.environ["LOCAL_VECTOR_SEARCH_DATA_ROOT"] = str(CACHE / "data")
+        ablation(only or halves()[args.half if args.half != "all" else "tuning"])
+        return 0
     result = run(args.half, tools, index=not args.no_index, only=only or None)
     for name, half in result["halves"].items():
         print(render(half["tools"], half["repos"], f"{name} half"))

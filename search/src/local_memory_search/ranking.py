@@ -37,7 +37,7 @@ class RankingKnobs:
     file_name_boost: float = 0.5
     folder_name_boost: float = 0.2
     file_bonus: float = 0.0
-    diversity: float = 0.8
+    diversity: float = 0.6
     definition_weight: float = 0.5
     symbol_alpha_shift: float = 0.0
 
