@@ -24,6 +24,7 @@ from local_memory_shared.schema import CHUNK_FIELDS, VECTOR_COLUMN
 
 from . import degradation as W
 from .filters import SearchFilters, lance_where
+from .fusion import FILE_FACTORS
 from .hybrid import (
     CANDIDATE_DEPTH,
     RRF_SCORE_EXPONENT,
@@ -483,7 +484,7 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
             "rank": scored.definition.rank if scored.definition else None,
             "contribution": scored.definition_rrf,
         },
-        "ranking_factors": dict(scored.factors),
+        "ranking_factors": {**dict.fromkeys(FILE_FACTORS, 1.0), **dict(scored.factors)},
     }
     if verbosity == "full":
         out["recency_boost"].update(

@@ -202,34 +202,47 @@ def _order(x: Scored) -> tuple[float, float, int, str]:
 
 
 def _with_factor(s: Scored, name: str, value: float) -> Scored:
+    """``s`` with one more factor (a factor of 1.0 is left out: explain shows it as 1.0)."""
+    if value == 1.0:
+        return s
     return replace(s, score=s.score * value, factors=(*s.factors, (name, value)))
+
+
+#: The list-level factors; explain_match shows 1.0 for those a candidate did not get.
+FILE_FACTORS = ("file_bonus", "diversity")
 
 
 def _per_file(ranked: list[Scored], knobs: ranking.RankingKnobs) -> list[Scored]:
     """The file-level factors over a list in score order: ``file_bonus`` then ``diversity``."""
     if not ranked:
         return ranked
-    top = ranked[0].score or 1.0
-    mass: dict[str, float] = defaultdict(float)
-    for s in ranked:
-        if s.file_path:
-            mass[s.file_path] += s.score / top
-    out = []
-    seen: dict[str, int] = defaultdict(int)
-    for s in ranked:
-        if s.file_path and knobs.file_bonus:
-            others = mass[s.file_path] - s.score / top
-            s = _with_factor(s, "file_bonus", 1.0 + knobs.file_bonus * min(1.0, others))
-        out.append(s)
-    out.sort(key=_order)
-    final = []
-    for s in out:
-        n = seen[s.file_path] if s.file_path else 0
-        if s.file_path:
-            seen[s.file_path] += 1
-        final.append(_with_factor(s, "diversity", knobs.diversity**n) if knobs.diversity != 1.0 else s)
-    final.sort(key=_order)
-    return final
+    out = ranked
+    if knobs.file_bonus:
+        top = ranked[0].score or 1.0
+        mass: dict[str, float] = defaultdict(float)
+        for s in ranked:
+            if s.file_path:
+                mass[s.file_path] += s.score / top
+        bonus = knobs.file_bonus
+        out = [
+            _with_factor(s, "file_bonus", 1.0 + bonus * min(1.0, mass[s.file_path] - s.score / top))
+            if s.file_path
+            else s
+            for s in ranked
+        ]
+        out.sort(key=_order)
+    if knobs.diversity != 1.0:
+        seen: dict[str, int] = defaultdict(int)
+        final = []
+        for s in out:
+            if s.file_path:
+                final.append(_with_factor(s, "diversity", knobs.diversity ** seen[s.file_path]))
+                seen[s.file_path] += 1
+            else:
+                final.append(s)
+        final.sort(key=_order)
+        out = final
+    return out
 
 
 def gap_kept(ranked: list[Scored], gap_threshold: float) -> int:

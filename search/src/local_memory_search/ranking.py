@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from .query_text import QUERY_STOPWORDS, query_words, split_identifier
@@ -81,30 +82,56 @@ class QueryShape:
         return cls(words, asks_tests, asks_examples)
 
 
-def _path_words(parts: list[str]) -> set[str]:
+def _path_words(parts: tuple[str, ...]) -> frozenset[str]:
     out: set[str] = set()
     for part in parts:
         for piece in re.split(r"[^A-Za-z0-9]+", part):
             if piece:
                 out.add(_norm(piece.lower()))
                 out.update(_norm(p) for p in split_identifier(piece))
-    return out
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class PathInfo:
+    """What the factors read from a path, computed once per path (paths repeat across queries)."""
+
+    is_test: bool
+    is_example: bool
+    is_shim: bool
+    is_reexport: bool
+    stem_words: frozenset[str]
+    dir_words: frozenset[str]
+
+
+@lru_cache(maxsize=65536)
+def path_info(path: str) -> PathInfo:
+    """Test/example/shim/re-export flags and the name words of ``path`` (memoised)."""
+    p = PurePosixPath(path)
+    dirs = {d.lower() for d in p.parts[:-1]}
+    stem = p.name.split(".", 1)[0]
+    stem_words = _path_words((p.name.rsplit(".", 1)[0],))
+    return PathInfo(
+        is_test=bool(dirs & _TEST_DIRS) or bool(_TEST_FILE.search(p.stem) or _TEST_FILE.search(stem)),
+        is_example=bool(dirs & _EXAMPLE_DIRS),
+        is_shim=bool(dirs & _SHIM_DIRS),
+        is_reexport=p.name in _REEXPORT_FILES,
+        stem_words=stem_words,
+        dir_words=_path_words(tuple(p.parts[:-1])) - stem_words,
+    )
 
 
 def path_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
     """The path prior for ``path``: < 1 for tests, examples, shims, vendored copies, re-export files."""
-    p = PurePosixPath(path)
-    dirs = {d.lower() for d in p.parts[:-1]}
-    stem = p.name.split(".", 1)[0]
+    info = path_info(path)
     factor = 1.0
-    is_test = bool(dirs & _TEST_DIRS) or bool(_TEST_FILE.search(p.stem) or _TEST_FILE.search(stem))
-    if is_test and not shape.asks_tests:
+    if info.is_test and not shape.asks_tests:
         factor *= knobs.path_prior
-    elif dirs & _EXAMPLE_DIRS and not shape.asks_examples:
+    elif info.is_example and not shape.asks_examples:
         factor *= knobs.path_prior
-    elif dirs & _SHIM_DIRS:
+    elif info.is_shim:
         factor *= knobs.path_prior
-    if p.name in _REEXPORT_FILES:
+    if info.is_reexport:
         factor *= knobs.reexport_prior
     return factor
 
@@ -113,10 +140,8 @@ def name_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
     """``1 + file_name_boost * share_in_file_name + folder_name_boost * share_in_folders``."""
     if not shape.words or (knobs.file_name_boost == 0 and knobs.folder_name_boost == 0):
         return 1.0
-    p = PurePosixPath(path)
-    stem_words = _path_words([p.name.rsplit(".", 1)[0]])
-    dir_words = _path_words(list(p.parts[:-1])) - stem_words
+    info = path_info(path)
     n = len(shape.words)
-    in_stem = len(shape.words & stem_words) / n
-    in_dirs = len(shape.words & dir_words) / n
+    in_stem = len(shape.words & info.stem_words) / n
+    in_dirs = len(shape.words & info.dir_words) / n
     return 1.0 + knobs.file_name_boost * in_stem + knobs.folder_name_boost * in_dirs
