@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"indexed {summary.chunks_total} chunks in {index_seconds:.1f}s", file=sys.stderr)
 
     queries = json.loads((DATA / f"cosqa-retrieval-{args.split}-500.json").read_text())[: args.queries]
-    from local_memory_search import hybrid
+    from local_memory_search import fusion as hybrid
 
     def run(tool: str, extra: dict[str, object]) -> dict[str, float]:
         ranks: list[int | None] = []

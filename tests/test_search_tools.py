@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 from pathlib import Path
 
@@ -266,7 +267,9 @@ def test_explain_reproduces_the_hybrid_order_and_scores(query, gap):
         assert ex["found"] and ex["in_results"]
         assert ex["rank"] == position
         assert ex["final_score"] == pytest.approx(hit["score"], rel=1e-12)
-        rrf = ex["semantic"]["contribution"] + ex["keyword"]["contribution"]
+        rrf = (
+            ex["semantic"]["contribution"] + ex["keyword"]["contribution"] + ex["definition"]["contribution"]
+        )
         assert ex["rrf_score"] == pytest.approx(rrf)
         for leg in ("semantic", "keyword"):
             part = ex[leg]
@@ -275,6 +278,8 @@ def test_explain_reproduces_the_hybrid_order_and_scores(query, gap):
                     part["weight"] * part["confidence"] / (60 + part["rank"])
                 )
         product = rrf * ex["identifier_boost"]["multiplier"] * ex["recency_boost"]["multiplier"]
+        assert set(ex["ranking_factors"]) >= {"path_prior", "name_match"}
+        product *= math.prod(ex["ranking_factors"].values())
         assert ex["final_score"] == pytest.approx(product)
     finals = [ex["final_score"] for ex in explained]
     assert finals == sorted(finals, reverse=True)

@@ -27,8 +27,8 @@ from local_memory_shared.schema import CHUNK_FIELDS, VECTOR_COLUMN
 from local_memory_shared.tooling import Paging, ToolResult
 
 from . import degradation as W
-from . import hybrid as hybrid_memos
-from .filters import lance_where
+from .filters import SearchFilters, lance_where
+from .fusion import FILE_FACTORS
 from .hybrid import (
     CANDIDATE_DEPTH,
     RRF_SCORE_EXPONENT,
@@ -107,8 +107,6 @@ class ResultCache:
 RESULT_CACHE = register_cache("results", ResultCache())
 # Caches of modules that keep their own state: owned by the runtime through these hooks.
 register_cache("tables", clear_table_caches)
-register_cache("newest_updated_at", hybrid_memos._NEWEST)
-register_cache("index_languages", hybrid_memos._LANGUAGES)
 
 
 def _jsonable(value: Any) -> Any:
@@ -241,7 +239,7 @@ def search(
     mode: Mode = "hybrid",
     limit: int = 10,
     offset: int = 0,
-    filters: Any = None,
+    filters: SearchFilters | None = None,
     shape: Shape = Shape(),
     alpha: float = 0.65,
     rrf_k: int = 60,
@@ -299,7 +297,7 @@ def _search_tool(params: SearchParams, mode: Mode, settings: Settings | None) ->
             mode=mode,
             limit=params.limit,
             offset=params.offset,
-            filters=params.filters,
+            filters=SearchFilters.of(params.filters),
             shape=_shape(params),
             alpha=getattr(params, "alpha", 0.65),
             rrf_k=getattr(params, "rrf_k", 60),
@@ -427,7 +425,7 @@ def search_similar(params: SearchSimilarParams, settings: Settings | None = None
                 rows, source = vector_search(
                     reader,
                     vector,
-                    lance_where(reader.project, params.filters, extra=[exclude]),
+                    lance_where(reader.project, SearchFilters.of(params.filters), extra=[exclude]),
                     depth,
                     warnings,
                 )
@@ -444,7 +442,9 @@ def search_similar(params: SearchSimilarParams, settings: Settings | None = None
             # No vectors to compare: fall back to the seed's own words over the keyword store.
             rows = [
                 r
-                for r in like_search(reader, query_words(source_query), params.filters, depth + len(seed_ids))
+                for r in like_search(
+                    reader, query_words(source_query), SearchFilters.of(params.filters), depth + len(seed_ids)
+                )
                 if r["chunk_id"] not in seed_ids
                 and (params.function_name or r["file_path"] != seeds[0]["file_path"])
             ]
@@ -457,7 +457,7 @@ def search_similar(params: SearchSimilarParams, settings: Settings | None = None
             mode="semantic" if leg.name == "semantic" else "keyword",
             recency_weight=0.0,
             gap_threshold=0.0,
-            filters=params.filters,
+            filters=SearchFilters.of(params.filters),
             depth=depth,
         )
         ranked, kept = fuse(
@@ -554,6 +554,11 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
         "rrf_score": scored.base,
         "identifier_boost": {"matched": scored.identifier_match, "multiplier": scored.identifier_multiplier},
         "recency_boost": {"multiplier": scored.recency_multiplier},
+        "definition": {
+            "rank": scored.definition.rank if scored.definition else None,
+            "contribution": scored.definition_rrf,
+        },
+        "ranking_factors": {**dict.fromkeys(FILE_FACTORS, 1.0), **dict(scored.factors)},
     }
     if verbosity == "full":
         out["recency_boost"].update(
@@ -573,7 +578,8 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
         }
         out["formula"] = (
             "final = (alpha*confidence_semantic/(rrf_k + rank_semantic) + "
-            "(1 - alpha)*confidence_keyword/(rrf_k + rank_keyword)) x identifier_multiplier x recency_multiplier; "
+            "(1 - alpha)*confidence_keyword/(rrf_k + rank_keyword) + definition_weight/(rrf_k + rank_definition)) "
+            "x identifier_multiplier x recency_multiplier x each ranking factor; "
             f"confidence = (score / best score of the leg) ** {RRF_SCORE_EXPONENT:g}"
         )
         out["legs"] = ranking.legs
@@ -598,7 +604,7 @@ def explain_match(params: ExplainMatchParams, settings: Settings | None = None) 
             rrf_k=params.rrf_k,
             recency_weight=params.recency_weight,
             gap_threshold=params.gap_threshold,
-            filters=params.filters,
+            filters=SearchFilters.of(params.filters),
             depth=CANDIDATE_DEPTH,
         )
         ranking = rank(reader, req)

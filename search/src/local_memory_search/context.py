@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from . import degradation as W
 from .api import ToolOutput
+from .filters import SearchFilters
 from .hybrid import CANDIDATE_DEPTH, RankRequest, rank
 from .params import MAX_QUERY_CHARS, Filters
 from .rerank import OllamaReranker, RerankCandidate
@@ -659,7 +660,11 @@ def retrieve_context_pack(params: ContextPackParams, settings: Settings | None =
     with open_index(params.project_path, settings) as reader:
         depth = min(CANDIDATE_DEPTH, max(40, params.max_files * 5))
         req = RankRequest(
-            query=params.query, mode="hybrid", alpha=params.alpha, filters=params.filters, depth=depth
+            query=params.query,
+            mode="hybrid",
+            alpha=params.alpha,
+            filters=SearchFilters.of(params.filters),
+            depth=depth,
         )
         ranking = rank(reader, req)
         t_rank = time.perf_counter()

@@ -1,18 +1,50 @@
-"""The eight seed-003 filters as a LanceDB SQL predicate and as a parameterised SQLite clause.
+"""The eight seed-003 filters: a frozen record, a LanceDB SQL predicate and a parameterised SQLite clause.
 
 Every LanceDB predicate also pins ``project_path`` and ``schema_version``, so no query can
-return another project's rows or rows of a stale schema.
+return another project's rows or rows of a stale schema. The library takes :class:`SearchFilters`
+(a plain record); the tool layer converts its validated pydantic model with :meth:`SearchFilters.of`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from local_memory_shared.schema import SCHEMA_VERSION
 
-from .params import Filters
 from .store import sql_str
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Pre-filters applied to both legs before ranking (already validated at the edge)."""
+
+    language: str | None = None
+    file_extensions: tuple[str, ...] | None = None
+    path_prefix: str | None = None
+    updated_after: str | None = None
+    tags: tuple[str, ...] | None = None
+    class_name: str | None = None
+    function_name: str | None = None
+    last_commit_hash: str | None = None
+
+    @classmethod
+    def of(cls, source: Any) -> SearchFilters | None:
+        """A record from any object with the eight filter attributes (e.g. the edge model), or None."""
+        if source is None:
+            return None
+        if isinstance(source, SearchFilters):
+            return source
+        values = {f.name: getattr(source, f.name, None) for f in fields(cls)}
+        for key in ("file_extensions", "tags"):
+            value = values[key]
+            if value is not None:
+                values[key] = tuple(value)
+        return cls(**values)
+
+
+#: The eight filter keys of seed 003, in order.
+FILTER_KEYS: tuple[str, ...] = tuple(f.name for f in fields(SearchFilters))
 
 
 @dataclass(frozen=True)
@@ -29,7 +61,7 @@ class LanceWhere:
     prefilter: bool
 
 
-def lance_where(project: str, filters: Filters | None, *, extra: list[str] | None = None) -> LanceWhere:
+def lance_where(project: str, filters: SearchFilters | None, *, extra: list[str] | None = None) -> LanceWhere:
     """LanceDB predicate for ``filters`` (and ``extra`` clauses) within ``project``."""
     parts = [f"project_path = {sql_str(project)}", f"schema_version = {SCHEMA_VERSION}"]
     scope = len(parts)
@@ -54,7 +86,7 @@ def lance_where(project: str, filters: Filters | None, *, extra: list[str] | Non
     return LanceWhere(" AND ".join(f"({p})" for p in parts), prefilter=len(parts) > scope)
 
 
-def sqlite_where(filters: Filters | None, *, alias: str = "chunks") -> tuple[str, list[Any]]:
+def sqlite_where(filters: SearchFilters | None, *, alias: str = "chunks") -> tuple[str, list[Any]]:
     """SQLite ``WHERE`` body and parameters for ``filters`` over the chunk mirror."""
     parts = [f"{alias}.schema_version = ?"]
     args: list[Any] = [SCHEMA_VERSION]

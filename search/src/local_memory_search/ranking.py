@@ -1,0 +1,147 @@
+"""Ranking factors applied on top of the fused score (pure arithmetic over paths and the query).
+
+Each factor is a multiplier on a candidate's fused score, recorded by name in ``Scored.factors``
+so ``explain_match`` shows it:
+
+- ``path_prior``: test files and folders, examples, compat/legacy shims, vendored copies rank
+  below the code they describe (unless the query itself asks about tests or examples);
+  ``reexport_prior`` does the same for re-export files (``__init__.py``, ``index.ts``, ...).
+- ``name_match``: query words found in the file's name (``1 + file_name_boost * share``) and in
+  its folder names (``folder_name_boost``); ``share`` is the fraction of the query's content
+  words found there.
+- ``file_bonus``: a file holding several strong candidates is more likely the answer:
+  ``1 + file_bonus * min(1, sum of the file's other candidates' scores / top score)``.
+- ``diversity``: the n-th further chunk of a file already ranked is multiplied by
+  ``diversity ** n``, so ten results are not ten pieces of one file.
+
+Two more levers live in the legs and the fusion: the ``definition`` contribution (the symbol
+table's defining chunk for an identifier query, see :func:`legs.definition_leg`) and
+``symbol_alpha_shift`` (a symbol-like query leans on the keyword leg).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import PurePosixPath
+
+from .query_text import QUERY_STOPWORDS, query_words, split_identifier
+
+
+@dataclass(frozen=True)
+class RankingKnobs:
+    """Weights of the ranking factors (1.0 multipliers / 0.0 weights switch a factor off)."""
+
+    path_prior: float = 0.7
+    reexport_prior: float = 0.8
+    file_name_boost: float = 0.5
+    folder_name_boost: float = 0.2
+    file_bonus: float = 0.0
+    diversity: float = 0.6
+    definition_weight: float = 0.5
+    symbol_alpha_shift: float = 0.0
+
+
+#: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
+KNOBS = RankingKnobs()
+OFF = RankingKnobs(1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+
+_TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
+_EXAMPLE_DIRS = frozenset(
+    {"example", "examples", "demo", "demos", "sample", "samples", "benchmarks", "bench"}
+)
+_SHIM_DIRS = frozenset({"compat", "legacy", "deprecated", "vendor", "vendored", "third_party", "thirdparty"})
+_TEST_FILE = re.compile(
+    r"(^test_|_test$|_tests$|^tests?$|\.test$|\.spec$|_spec$|Tests?$|Spec$|^conftest$)", re.IGNORECASE
+)
+_REEXPORT_FILES = frozenset({"__init__.py", "index.ts", "index.js", "index.tsx", "index.mjs", "mod.ts"})
+#: Query words that ask about tests or examples themselves (a path prior would then hide the answer).
+_ASKS_FOR = {"test": _TEST_DIRS, "example": _EXAMPLE_DIRS}
+
+
+def _norm(word: str) -> str:
+    """Crude singular: ``sessions`` and ``session`` meet (enough for names, not a stemmer)."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+@dataclass(frozen=True)
+class QueryShape:
+    """What the path factors read from the query: its normalised content words, what it asks about."""
+
+    words: frozenset[str]
+    asks_tests: bool
+    asks_examples: bool
+
+    @classmethod
+    def of(cls, query: str) -> QueryShape:
+        """Analyse ``query`` once per ranking."""
+        words = frozenset(_norm(w) for w in query_words(query) if w not in QUERY_STOPWORDS and len(w) > 1)
+        asks_tests = any(w.startswith(("test", "spec", "fixture")) for w in words)
+        asks_examples = any(w.startswith(("example", "demo", "sample")) for w in words)
+        return cls(words, asks_tests, asks_examples)
+
+
+def _path_words(parts: tuple[str, ...]) -> frozenset[str]:
+    out: set[str] = set()
+    for part in parts:
+        for piece in re.split(r"[^A-Za-z0-9]+", part):
+            if piece:
+                out.add(_norm(piece.lower()))
+                out.update(_norm(p) for p in split_identifier(piece))
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class PathInfo:
+    """What the factors read from a path, computed once per path (paths repeat across queries)."""
+
+    is_test: bool
+    is_example: bool
+    is_shim: bool
+    is_reexport: bool
+    stem_words: frozenset[str]
+    dir_words: frozenset[str]
+
+
+@lru_cache(maxsize=65536)
+def path_info(path: str) -> PathInfo:
+    """Test/example/shim/re-export flags and the name words of ``path`` (memoised)."""
+    p = PurePosixPath(path)
+    dirs = {d.lower() for d in p.parts[:-1]}
+    stem = p.name.split(".", 1)[0]
+    stem_words = _path_words((p.name.rsplit(".", 1)[0],))
+    return PathInfo(
+        is_test=bool(dirs & _TEST_DIRS) or bool(_TEST_FILE.search(p.stem) or _TEST_FILE.search(stem)),
+        is_example=bool(dirs & _EXAMPLE_DIRS),
+        is_shim=bool(dirs & _SHIM_DIRS),
+        is_reexport=p.name in _REEXPORT_FILES,
+        stem_words=stem_words,
+        dir_words=_path_words(tuple(p.parts[:-1])) - stem_words,
+    )
+
+
+def path_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
+    """The path prior for ``path``: < 1 for tests, examples, shims, vendored copies, re-export files."""
+    info = path_info(path)
+    factor = 1.0
+    if info.is_test and not shape.asks_tests:
+        factor *= knobs.path_prior
+    elif info.is_example and not shape.asks_examples:
+        factor *= knobs.path_prior
+    elif info.is_shim:
+        factor *= knobs.path_prior
+    if info.is_reexport:
+        factor *= knobs.reexport_prior
+    return factor
+
+
+def name_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
+    """``1 + file_name_boost * share_in_file_name + folder_name_boost * share_in_folders``."""
+    if not shape.words or (knobs.file_name_boost == 0 and knobs.folder_name_boost == 0):
+        return 1.0
+    info = path_info(path)
+    n = len(shape.words)
+    in_stem = len(shape.words & info.stem_words) / n
+    in_dirs = len(shape.words & info.dir_words) / n
+    return 1.0 + knobs.file_name_boost * in_stem + knobs.folder_name_boost * in_dirs

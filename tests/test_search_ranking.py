@@ -1,0 +1,83 @@
+"""Ranking factors: path priors, name match, per-file diversity, the definition contribution."""
+
+from __future__ import annotations
+
+import pytest
+from local_memory_search.fusion import RankRequest, fuse
+from local_memory_search.legs import LegHit, LegResult
+from local_memory_search.ranking import KNOBS, OFF, QueryShape, name_factor, path_factor
+
+NEWEST = "2026-06-01T00:00:00Z"
+
+
+def leg(name: str, rows: list[tuple[str, float, str]]) -> LegResult:
+    hits = tuple(LegHit(cid, i + 1, score) for i, (cid, score, _) in enumerate(rows))
+    meta = {cid: {"chunk_id": cid, "file_path": path, "updated_at": NEWEST} for cid, _, path in rows}
+    return LegResult(name, "test", hits, 0.0, meta)
+
+
+def req(query: str = "session handling") -> RankRequest:
+    return RankRequest(query=query, mode="hybrid", recency_weight=0.0, gap_threshold=0.0)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tests/test_session.py",
+        "src/app/session_test.go",
+        "pkg/__tests__/a.ts",
+        "examples/demo.py",
+        "vendor/x.c",
+    ],
+)
+def test_tests_examples_and_vendored_copies_rank_below_code(path: str) -> None:
+    shape = QueryShape.of("session handling")
+    assert path_factor(path, shape, KNOBS) == pytest.approx(KNOBS.path_prior)
+    assert path_factor("src/app/session.py", shape, KNOBS) == 1.0
+
+
+def test_a_query_about_tests_keeps_test_files_unpenalised() -> None:
+    assert path_factor("tests/test_session.py", QueryShape.of("testing client"), KNOBS) == 1.0
+
+
+def test_reexport_files_rank_below_the_module_they_reexport() -> None:
+    shape = QueryShape.of("session")
+    assert path_factor("pkg/__init__.py", shape, KNOBS) == pytest.approx(KNOBS.reexport_prior)
+
+
+def test_query_words_in_file_and_folder_names_lift_the_file() -> None:
+    shape = QueryShape.of("session management")
+    stem = name_factor("src/flask/sessions.py", shape, KNOBS)
+    folder = name_factor("src/session/store.py", shape, KNOBS)
+    assert stem == pytest.approx(1 + KNOBS.file_name_boost / 2)
+    assert folder == pytest.approx(1 + KNOBS.folder_name_boost / 2)
+    assert name_factor("src/other.py", shape, KNOBS) == 1.0
+    assert name_factor("src/flask/sessions.py", shape, OFF) == 1.0
+
+
+def test_each_further_chunk_of_a_file_is_discounted() -> None:
+    sem = leg("semantic", [("a1", 0.9, "a.py"), ("a2", 0.89, "a.py"), ("b1", 0.85, "b.py")])
+    ranked, _ = fuse(req("zzz"), 1.0, sem, None, NEWEST, knobs=KNOBS)
+    order = [s.chunk_id for s in ranked]
+    assert order == ["a1", "b1", "a2"]
+    second = next(s for s in ranked if s.chunk_id == "a2")
+    assert dict(second.factors)["diversity"] == pytest.approx(KNOBS.diversity)
+    plain, _ = fuse(req("zzz"), 1.0, sem, None, NEWEST, knobs=OFF)
+    assert [s.chunk_id for s in plain] == ["a1", "a2", "b1"]
+
+
+def test_the_definition_contribution_enters_a_chunk_no_leg_retrieved() -> None:
+    sem = leg("semantic", [("x", 0.9, "x.py")])
+    dfn = leg("definition", [("d", 1.0, "core.py")])
+    ranked, _ = fuse(req("Session"), 0.65, sem, None, NEWEST, dfn, knobs=KNOBS)
+    d = next(s for s in ranked if s.chunk_id == "d")
+    assert d.definition is not None and d.definition_rrf == pytest.approx(KNOBS.definition_weight / 61)
+    ranked_off, _ = fuse(req("Session"), 0.65, sem, None, NEWEST, dfn, knobs=OFF)
+    assert next(s for s in ranked_off if s.chunk_id == "d").base == 0.0
+
+
+def test_single_leg_modes_carry_no_ranking_factor() -> None:
+    sem = leg("semantic", [("a1", 0.9, "tests/test_a.py"), ("a2", 0.8, "tests/test_a.py")])
+    ranked, _ = fuse(RankRequest(query="q", mode="semantic", recency_weight=0.0), 1.0, sem, None, NEWEST)
+    assert all(s.factors == () for s in ranked)
+    assert [s.score for s in ranked] == [0.9, 0.8]
