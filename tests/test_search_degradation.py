@@ -218,22 +218,34 @@ def test_unknown_dimension_without_provenance_skips_the_semantic_leg(root, proje
 # -- index states ---------------------------------------------------------------------------
 
 
+def running_writer(root, project):
+    """Hold the real writer lock, as a live indexer does: liveness comes from the lock."""
+    from local_memory_indexer.pipeline import writer_lock
+    from local_memory_shared.paths import project_paths
+
+    return writer_lock(project_paths(root, project))
+
+
 def test_first_index_still_running_says_so(root, project):
     sql(
         root,
         project,
         "UPDATE projects SET status = 'indexing', published_version = NULL, last_indexed_at = NULL",
     )
-    envelope = ok("search_hybrid", query="LruCache")
+    with running_writer(root, project):
+        envelope = ok("search_hybrid", query="LruCache")
     assert envelope["results"] == [] and codes(envelope) == ["index_building"]
 
 
 def test_first_index_with_published_batches_returns_them_with_a_warning(root, project):
     sql(root, project, "UPDATE projects SET status = 'indexing', last_indexed_at = NULL")
-    envelope = ok("search_keyword", query="LruCache")
-    assert symbols(envelope)[0] == "LruCache" and codes(envelope) == ["index_building"]
-    sql(root, project, "UPDATE projects SET last_indexed_at = '2026-01-01T00:00:00Z'")
-    assert codes(ok("search_keyword", query="LruCache")) == ["index_updating"]
+    with running_writer(root, project):
+        envelope = ok("search_keyword", query="LruCache")
+        assert symbols(envelope)[0] == "LruCache" and codes(envelope) == ["index_building"]
+        sql(root, project, "UPDATE projects SET last_indexed_at = '2026-01-01T00:00:00Z'")
+        assert codes(ok("search_keyword", query="LruCache")) == ["index_updating"]
+    # The same state with no process holding the lock is a killed run: it says so.
+    assert codes(ok("search_keyword", query="LruCache")) == ["index_incomplete"]
 
 
 def test_a_dead_indexer_job_is_not_reported_as_building(root, project):
@@ -245,7 +257,7 @@ def test_a_dead_indexer_job_is_not_reported_as_building(root, project):
         "VALUES ('j1', ?, 'running', 'embed', 'x', 'x', 2147483000)",
         (str(project),),
     )
-    assert codes(ok("search_keyword", query="LruCache")) == []
+    assert codes(ok("search_keyword", query="LruCache")) == ["index_incomplete"]
 
 
 def test_failed_first_index_is_not_indexed(root, project):
