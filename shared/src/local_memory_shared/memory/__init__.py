@@ -11,6 +11,7 @@ from .model import (
     MemoryRecord,
     build_record,
     canonical_time,
+    project_for_cwd,
     project_slug,
     utc_now,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "memory_paths",
     "new_uid",
     "parse_record",
+    "project_for_cwd",
     "project_slug",
     "published_version",
     "serialise_record",

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgument
@@ -303,3 +304,12 @@ def _count(value: Any, name: str, *, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise InvalidArgument(f"{name} must be an integer >= {minimum}, got {value!r}", field=name)
     return value
+
+
+def project_for_cwd(cwd: str | Path) -> str:
+    """The active project of a working directory: the slug of its git root's folder name (else its own)."""
+    start = Path(cwd).expanduser().resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return project_slug(folder.name)
+    return project_slug(start.name)
