@@ -88,7 +88,9 @@ def parse_record(text: str, rel_path: str) -> MemoryRecord:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
-        raise _malformed(rel_path, line, f"YAML error: {getattr(exc, 'problem', exc)}", "frontmatter") from exc
+        raise _malformed(
+            rel_path, line, f"YAML error: {getattr(exc, 'problem', exc)}", "frontmatter"
+        ) from exc
     if not isinstance(data, dict):
         raise _malformed(rel_path, 2, "frontmatter must be a mapping of fields", "frontmatter")
     data = {str(k): v for k, v in data.items()}
@@ -142,6 +144,4 @@ def _line_of(head: str, key: str) -> int:
 
 
 def _malformed(path: str, line: int, message: str, field: str) -> MalformedRecord:
-    return MalformedRecord(
-        f"{path}:{line}: {message}", field=field, details={"path": path, "line": line}
-    )
+    return MalformedRecord(f"{path}:{line}: {message}", field=field, details={"path": path, "line": line})
