@@ -27,7 +27,7 @@ import anyio
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST_PATH = ROOT / "server.manifest.json"
-CONTRACT_VERSION = "1.0"
+CONTRACT_VERSION = "1.1"
 HTTP_DEFAULT_PORT = 8765
 
 # -- seed 003: the 15 search tools, their required params and documented params ----------------
@@ -246,6 +246,8 @@ INDEXER_WARNING_CODES = {
     "job_already_running": "start_indexing found a running job for the project and returned it (no second writer).",
     "job_not_running": "cancel_indexing found the job already finished (or run by another process).",
     "no_job_recorded": "indexing_status found no job for the project (indexed by the CLI); the index itself is shown.",
+    "untagged": "memory_write stored a memory without tags: it answers only queries that quote its wording.",
+    "malformed_record": "memory_sync found a vault file whose frontmatter does not validate (path:line given).",
 }
 
 

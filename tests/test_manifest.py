@@ -26,6 +26,9 @@ PENDING_SEARCH_TOOLS: list[str] = []
 #: sha256 of scripts/manifest.py:contract_view(manifest), per contract version.
 CONTRACT_HASHES: dict[str, str] = {
     "1.0": "e972c6e3c0d620584f19e7966d8e43cdbe354c105aa4d2d90a2d48e50fe5bab0",
+    # 1.1 (additive): the indexer's memory write tools, warning codes untagged / malformed_record,
+    # error codes MALFORMED_RECORD / VERSION_CONFLICT.
+    "1.1": "7d07793b8f01ccf11ade845520bac443ffbc027dbbc0b9172f0b05080f70c451",
 }
 
 #: Seed 003, transcribed independently of the generator: the 15 tools and their required params.
@@ -52,6 +55,13 @@ INDEXER_REQUIRED: dict[str, list[str]] = {
     "cancel_indexing": [],
     "list_projects": [],
     "delete_project_index": ["project_path"],
+    "memory_write": ["kind", "title"],
+    "memory_edit": ["id"],
+    "memory_supersede": ["old_id", "title"],
+    "memory_set_status": ["id", "status"],
+    "memory_archive": ["id"],
+    "memory_record_hits": ["ids"],
+    "memory_sync": [],
 }
 
 MANIFEST_TEXT = (ROOT / "server.manifest.json").read_text()
@@ -66,7 +76,7 @@ def generator():
 
 
 def test_header_declares_the_frozen_contract():
-    assert MANIFEST["contract_version"] == "1.0"
+    assert MANIFEST["contract_version"] == "1.1"
     assert MANIFEST["contract_frozen"] is True
     assert set(SERVERS) == {"local-memory-indexer", "local-memory-search"}
     for server in SERVERS.values():
@@ -92,7 +102,7 @@ def test_annotations_read_only_search_destructive_delete_only_on_the_indexer():
     indexer = TOOLS["local-memory-indexer"]
     assert {n: sorted(t["required"]) for n, t in indexer.items()} == INDEXER_REQUIRED
     destructive = [n for n, t in indexer.items() if t["annotations"].get("destructiveHint")]
-    assert destructive == ["delete_project_index"]
+    assert destructive == ["delete_project_index", "memory_archive"]
     assert indexer["start_indexing"]["inputSchema"]["properties"]["full"]["default"] is False
 
 

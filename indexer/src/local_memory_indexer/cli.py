@@ -11,6 +11,7 @@ from typing import Any
 from local_memory_shared.config import load_settings
 from local_memory_shared.errors import LocalMemoryError
 
+from .memory.cli import add_memory_parser
 from .pipeline import IndexSummary, index_project
 
 
@@ -158,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--token", default=None, help="bearer token required on HTTP (or LOCAL_MEMORY_HTTP_TOKEN)")
     p.set_defaults(func=cmd_serve)
+    add_memory_parser(sub)
     return parser
 
 

@@ -20,6 +20,7 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from .jobs import JobManager
+from .memory.tools import default_service, memory_tool_defs, start_memory_background
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +229,9 @@ class IndexerTools:
 def build_server(jobs: JobManager | None = None) -> EnvelopeServer:
     """The indexer MCP server (used by ``main`` and by in-process tests)."""
     tools = IndexerTools(jobs)
-    return EnvelopeServer(SERVER_NAME, server_version(), INSTRUCTIONS, tools.tool_defs())
+    return EnvelopeServer(
+        SERVER_NAME, server_version(), INSTRUCTIONS, tools.tool_defs() + memory_tool_defs(default_service())
+    )
 
 
 def main(http: bool = False, port: int = 8765, token: str | None = None) -> None:
@@ -238,6 +241,7 @@ def main(http: bool = False, port: int = 8765, token: str | None = None) -> None
             level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
         )
     jobs = JobManager()
+    start_memory_background()
     try:
         run_server(build_server(jobs), http=http, port=port, token=token)
     finally:

@@ -12,7 +12,7 @@ from typing import Any
 
 from .errors import LocalMemoryError
 
-CONTRACT_VERSION = "1.0"
+CONTRACT_VERSION = "1.1"
 
 
 @dataclass(frozen=True)
