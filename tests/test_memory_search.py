@@ -240,3 +240,22 @@ def test_no_memory_index_is_not_indexed_with_command(monkeypatch, tmp_path):
     monkeypatch.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(tmp_path))
     out = call_tool("memory_search", {"query": "x", "projectId": "acme"})
     assert out["error"]["code"] == "NOT_INDEXED" and "memory rebuild" in out["error"]["message"]
+
+
+def test_cli_memory_search_and_get(vault):
+    import json as _json
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "local_memory_search.cli", "memory", "search", "stripe", "webhook", "--project", "acme",
+           "--kind", "trap", "--explain", "--json"]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    env = _json.loads(out.stdout)
+    assert env["results"][0]["id"] == vault["stripe"] and "explain" in env["results"][0]
+    human = subprocess.run(cmd[:-1], capture_output=True, text=True, check=True).stdout
+    assert vault["stripe"] in human and "severityMultiplier" in human
+    got = subprocess.run([sys.executable, "-m", "local_memory_search.cli", "memory", "get", vault["stripe"], "--json"],
+                         capture_output=True, text=True)  # fmt: skip
+    assert _json.loads(got.stdout)["data"]["id"] == vault["stripe"]
+    bad = subprocess.run(cmd[:6] + ["--sort", "best", "--json"], capture_output=True, text=True)
+    assert bad.returncode == 1 and _json.loads(bad.stdout)["error"]["field"] == "sort"
