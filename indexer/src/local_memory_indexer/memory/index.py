@@ -292,9 +292,9 @@ class MemoryIndex:
         """The most similar other records of the same project (cosine similarity, highest first)."""
         where = f"project = {sql_str(record.project)} AND id != {sql_str(record.id)}"
         try:
+            query: Any = self.table.search(vector, vector_column_name=VECTOR_COLUMN)
             rows = (
-                self.table.search(vector, vector_column_name=VECTOR_COLUMN)
-                .distance_type("cosine")
+                query.distance_type("cosine")
                 .where(where, prefilter=True)
                 .select(["id", "title", "kind", "status", "_distance"])
                 .limit(limit)

@@ -130,7 +130,8 @@ def rebuild(writer: MemoryWriter) -> dict[str, Any]:
     flush_hits(writer)
     idx = writer.index
     with writer.lock.hold():
-        idx.db.drop_table(MEMORIES_TABLE, ignore_missing=True)
+        if MEMORIES_TABLE in idx.db.list_tables().tables:
+            idx.db.drop_table(MEMORIES_TABLE)
         idx.table = idx.db.create_table(MEMORIES_TABLE, schema=memory_arrow_schema(idx.dimension))
         with idx._tx() as cur:
             for table in ("memory_files", "memory_links", "memory_hits"):

@@ -116,6 +116,7 @@ class MemoryWriter:
             self.vault.ensure()
             self.index = MemoryIndex(self.paths, self.embedder)
         self.git = GitBatcher(self.vault, self.lock, delay=commit_delay)
+        self._closed = False
 
     # -- public operations ------------------------------------------------------------------------
 
@@ -225,9 +226,12 @@ class MemoryWriter:
         self.git.flush()
 
     def close(self) -> None:
-        """Flush and release the index."""
+        """Flush and release the index (idempotent)."""
+        if self._closed:
+            return
         self.flush()
         self.index.close()
+        self._closed = True
 
     # -- internals --------------------------------------------------------------------------------
 
