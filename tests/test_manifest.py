@@ -28,7 +28,7 @@ CONTRACT_HASHES: dict[str, str] = {
     "1.0": "e972c6e3c0d620584f19e7966d8e43cdbe354c105aa4d2d90a2d48e50fe5bab0",
     # 1.1 (additive): the indexer's memory write tools, warning codes untagged / malformed_record,
     # error codes MALFORMED_RECORD / VERSION_CONFLICT.
-    "1.1": "7d07793b8f01ccf11ade845520bac443ffbc027dbbc0b9172f0b05080f70c451",
+    "1.1": "aa0db2ab8aca12beb18607572b98ab4fd300b3d389b44890c02d8ed9a73a1852",
 }
 
 #: Seed 003, transcribed independently of the generator: the 15 tools and their required params.
@@ -85,9 +85,26 @@ def test_header_declares_the_frozen_contract():
         assert server["transports"]["streamable-http"]["host"] == "127.0.0.1"
 
 
+#: The searcher's agent-memory reading tools (issue 12; contract 1.1, additive).
+MEMORY_SEARCH_REQUIRED = {
+    "memory_search": [],
+    "get_memory": ["uid"],
+    "list_by_domain": [],
+    "must_read": [],
+    "timeline": ["uid"],
+    "pulse": [],
+}
+
+
 def test_search_server_has_exactly_seed_003s_tools_and_required_params():
-    search = TOOLS["local-memory-search"]
+    search = {n: t for n, t in TOOLS["local-memory-search"].items() if n not in MEMORY_SEARCH_REQUIRED}
     assert sorted(search) == sorted(SEED_003_REQUIRED)
+    memory = {
+        n: sorted(t["required"])
+        for n, t in TOOLS["local-memory-search"].items()
+        if n in MEMORY_SEARCH_REQUIRED
+    }
+    assert memory == MEMORY_SEARCH_REQUIRED
     for name, required in SEED_003_REQUIRED.items():
         assert search[name]["required"] == sorted(required), name
         assert sorted(search[name]["inputSchema"].get("required", [])) == sorted(required), name
@@ -124,9 +141,10 @@ def test_pending_list_matches_the_manifest_and_the_registry():
     assert marked == sorted(PENDING_SEARCH_TOOLS)
     landed = sorted(set(PENDING_SEARCH_TOOLS) & set(REGISTRY))
     assert not landed, f"{landed} landed: regenerate the manifest and remove them from PENDING_SEARCH_TOOLS"
-    extra = sorted(set(REGISTRY) - set(SEED_003_REQUIRED))
+    extra = sorted(set(REGISTRY) - set(SEED_003_REQUIRED) - set(MEMORY_SEARCH_REQUIRED))
     assert not extra, f"search tools outside seed 003 would change the frozen contract: {extra}"
-    assert sorted(set(REGISTRY) | set(PENDING_SEARCH_TOOLS)) == sorted(SEED_003_REQUIRED)
+    code_tools = set(REGISTRY) - set(MEMORY_SEARCH_REQUIRED)
+    assert sorted(code_tools | set(PENDING_SEARCH_TOOLS)) == sorted(SEED_003_REQUIRED)
 
 
 def test_committed_manifest_is_what_the_live_servers_generate(generator):
