@@ -64,6 +64,7 @@ def bench_writes(n: int) -> dict:
     w = MemoryWriter(commit_delay=1.0)
     w.write({"project": "warm", "kind": "note", "title": "load the model"})  # model load is not a write
     times = []
+    cpu = time.process_time()
     start = time.perf_counter()
     for i in range(n):
         t0 = time.perf_counter()
@@ -71,6 +72,7 @@ def bench_writes(n: int) -> dict:
         times.append(time.perf_counter() - t0)
     w.git.flush()
     total = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     commits = int(w.vault.git("rev-list", "--count", "HEAD"))
     w.close()
     times.sort()
@@ -78,9 +80,11 @@ def bench_writes(n: int) -> dict:
         "records": n,
         "seconds": round(total, 2),
         "records_per_s": round(n / total, 1),
+        "cpu_s_per_record": round(cpu / n, 3),
         "write_ms_p50": round(statistics.median(times) * 1000, 1),
         "write_ms_p95": round(times[int(0.95 * (n - 1))] * 1000, 1),
         "git_commits": commits,
+        "load_average_1m": os.getloadavg()[0],
     }
 
 
@@ -99,14 +103,21 @@ def bench_rebuild(n: int, data_root: Path) -> dict:
     w = MemoryWriter(commit_delay=3600)
     w.vault.git("add", "-A")
     w.vault.git("commit", "-q", "-m", "generated vault")
+    cpu = time.process_time()
     cold = rebuild(w)
+    cold_cpu = time.process_time() - cpu
+    cpu = time.process_time()
     warm = rebuild(w)
+    warm_cpu = time.process_time() - cpu
     w.close()
     mem = data_root / "memory"
     return {
         "records": cold["indexed"],
         "rebuild_cold_s": cold["seconds"],
+        "rebuild_cold_cpu_s": round(cold_cpu, 1),
         "rebuild_warm_s": warm["seconds"],
+        "rebuild_warm_cpu_s": round(warm_cpu, 1),
+        "load_average_1m": os.getloadavg()[0],
         "vault_records_mb": _mb(vault / "projects", "*/*/*.md"),
         "vault_git_mb": _mb(vault / ".git"),
         "index_lance_mb": _mb(mem / "lance"),

@@ -95,6 +95,8 @@ class MemoryIndex:
         self.dimension = embedder.dimension
         self.conn = open_index_db(paths.index_db)
         self.cache = sqlite3.connect(str(paths.dir / "embed_cache.db"), timeout=30, isolation_level=None)
+        self.cache.execute("PRAGMA journal_mode=WAL")
+        self.cache.execute("PRAGMA synchronous=NORMAL")
         self.cache.execute(
             "CREATE TABLE IF NOT EXISTS embed_cache (model_key TEXT, text_hash TEXT, vector BLOB,"
             " PRIMARY KEY (model_key, text_hash))"
