@@ -86,7 +86,9 @@ def parse_record(text: str, rel_path: str) -> MemoryRecord:
     try:
         data = yaml.load(head, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        # The construct that failed (an unclosed "[") is where a human must look; fall back to
+        # where the parser noticed.
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
         raise _malformed(
             rel_path, line, f"YAML error: {getattr(exc, 'problem', exc)}", "frontmatter"
@@ -120,8 +122,7 @@ def serialise_record(record: MemoryRecord) -> str:
         if key in _ALWAYS or values[key] != defaults[key]:
             head[key] = values[key]
     text = yaml.safe_dump(head, sort_keys=False, allow_unicode=True, width=1000, default_flow_style=None)
-    body = record.content if record.content.endswith("\n") or not record.content else record.content + "\n"
-    return f"---\n{text}---\n{body}"
+    return f"---\n{text}---\n{record.content}"
 
 
 def _split(text: str, rel_path: str) -> tuple[str, str, int]:

@@ -177,7 +177,7 @@ def build_record(values: Mapping[str, Any]) -> MemoryRecord:
         project=_project(v.get("project")),
         kind=_choice(v.get("kind"), KINDS, "kind"),
         title=_title(v.get("title")),
-        content=_text(v.get("content", ""), "content"),
+        content=_body(v.get("content", "")),
         status=_choice(v.get("status") or "active", STATUSES, "status"),
         tags=_tags(v.get("tags")),
         domain=_domain(v.get("domain"), "domain"),
@@ -242,6 +242,12 @@ def _text(value: Any, name: str) -> str:
     if not isinstance(value, str):
         raise InvalidArgument(f"{name} must be text, got {type(value).__name__}", field=name)
     return value
+
+
+def _body(value: Any) -> str:
+    """Bodies end with exactly one newline (empty stays empty), so files round-trip exactly."""
+    text = _text(value if value is not None else "", "content").replace("\r\n", "\n")
+    return text.rstrip("\n") + "\n" if text.strip() else ""
 
 
 def _opt_text(value: Any, name: str) -> str | None:
