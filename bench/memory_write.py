@@ -136,7 +136,7 @@ def main() -> None:
         ("write", bench_writes, args.writes),
         ("rebuild", bench_rebuild, args.vault_records),
     ):
-        root = Path(tempfile.mkdtemp(prefix="lmb", dir="/tmp"))
+        root = Path(tempfile.mkdtemp(prefix="lmfw", dir="/tmp"))
         os.environ["LOCAL_VECTOR_SEARCH_DATA_ROOT"] = str(root)
         try:
             out[name] = fn(arg) if name == "write" else fn(arg, root)
