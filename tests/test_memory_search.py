@@ -13,6 +13,8 @@ from local_memory_search.tools import call_tool
 from local_memory_shared.config import load_memory_settings, load_settings
 from local_memory_shared.embedding import embedder_from_settings
 
+WRITERS: dict[str, MemoryWriter] = {}
+
 
 @pytest.fixture(scope="module")
 def vault():
@@ -104,6 +106,7 @@ def vault():
     ).record.id
     w.edit(ids["contra"], set_fields={"contradicted_by": [ids["contra_by"]]})
     w.flush()
+    WRITERS["w"] = w
     yield ids
     w.close()
     mp.undo()
@@ -259,3 +262,36 @@ def test_cli_memory_search_and_get(vault):
     assert _json.loads(got.stdout)["data"]["id"] == vault["stripe"]
     bad = subprocess.run(cmd[:6] + ["--sort", "best", "--json"], capture_output=True, text=True)
     assert bad.returncode == 1 and _json.loads(bad.stdout)["error"]["field"] == "sort"
+
+
+def test_hit_ids_and_get_reach_the_writer_over_its_socket(vault):
+    from local_memory_indexer.memory.channel import HitChannel
+    from local_memory_indexer.memory.hits import record_hits
+
+    w = WRITERS["w"]
+    received: list[tuple[list[str], str | None]] = []
+
+    def sink(ids, session):
+        received.append((ids, session))
+        return record_hits(w, ids, session)
+
+    channel = HitChannel(w.paths.socket, sink)
+    assert channel.start()
+    try:
+        hit_ids = [
+            vault["stripe"],
+            vault["mention"],
+            "01ZZZZZZZZZZZZZZZZZZZZZZZZ",
+        ]  # a note is not eligible; unknown id ignored
+        out = s(fulltext="stripe webhook", hitIds=hit_ids, sessionId="sess-1")
+        assert not any(x["code"] == "hits_not_recorded" for x in out["warnings"])
+        s(fulltext="stripe webhook", hitIds=hit_ids, sessionId="sess-1")  # same session: counted once
+        got = call_tool("get_memory", {"uid": vault["cache"]})
+        assert not got["warnings"]
+    finally:
+        channel.close()
+    assert received[0] == ([vault["stripe"]], "sess-1") and received[2] == ([vault["cache"]], None)
+    hits = {r["id"]: r["hits"] for r in s(sort="hits", kinds=["trap", "decision"])["results"]}
+    assert hits[vault["stripe"]] == 1 and hits[vault["cache"]] == 1
+    bare = s(fulltext="stripe webhook")  # a bare search never counts
+    assert {r["id"]: r["hits"] for r in bare["results"]}[vault["stripe"]] == 1
