@@ -295,3 +295,13 @@ def test_hit_ids_and_get_reach_the_writer_over_its_socket(vault):
     assert hits[vault["stripe"]] == 1 and hits[vault["cache"]] == 1
     bare = s(fulltext="stripe webhook")  # a bare search never counts
     assert {r["id"]: r["hits"] for r in bare["results"]}[vault["stripe"]] == 1
+
+
+def test_quoted_phrase_and_operators(vault):
+    phrase = s(fulltext='"event id"')
+    assert ids_of(phrase)[0] == vault["stripe"]
+    assert all("event" in r["content"].lower() for r in phrase["results"])
+    both = s(fulltext="celery AND idempotent")
+    assert ids_of(both) == [vault["contra"]]
+    without = s(fulltext="celery NOT idempotent")
+    assert vault["contra"] not in ids_of(without) and vault["contra_by"] in ids_of(without)

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from lancedb.query import BooleanQuery, MultiMatchQuery, Occur, PhraseQuery
+from lancedb.query import BooleanQuery, FullTextOperator, MultiMatchQuery, Occur, PhraseQuery
+from local_memory_shared.envelope import warning
 from local_memory_shared.errors import LocalMemoryError
 from local_memory_shared.memory.query import FullTextQuery, matches_any_pattern, parse_fulltext
 from local_memory_shared.memory.query.fulltext import MUST, MUST_NOT
@@ -37,6 +38,8 @@ log = logging.getLogger(__name__)
 #: Two hits whose vectors are at least this similar (same project) are one memory said twice.
 DUPLICATE_SIMILARITY = 0.95
 DEFAULT_CANDIDATES = 30
+#: Warning code: phrases degraded to all-words because the FTS index lacks token positions.
+PHRASE_FALLBACK = "fts_phrase_unsupported"
 MAX_CANDIDATES = 1000
 
 Encode = Callable[[str], np.ndarray]
@@ -113,15 +116,17 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
     return out
 
 
-def _fts_query(q: FullTextQuery) -> Any:
+def _fts_query(q: FullTextQuery, phrases: bool = True) -> Any:
     cols, boosts = list(FTS_BOOSTS), list(FTS_BOOSTS.values())
     if q.is_plain:
         return MultiMatchQuery(" ".join(q.words()), cols, boosts=boosts)
     clauses = []
     for t in q.terms:
         occur = Occur.MUST if t.occur == MUST else Occur.MUST_NOT if t.occur == MUST_NOT else Occur.SHOULD
-        if t.phrase:
+        if t.phrase and phrases:
             sub: Any = BooleanQuery([(Occur.SHOULD, PhraseQuery(t.text, c)) for c in ("title", "content")])
+        elif t.phrase:  # an index without positions: every word of the phrase, in any order
+            sub = MultiMatchQuery(t.text, cols, boosts=boosts, operator=FullTextOperator.AND)
         else:
             sub = MultiMatchQuery(t.text, cols, boosts=boosts)
         clauses.append((occur, sub))
@@ -135,15 +140,13 @@ def _fts_leg(
         return
     try:
         rows = _run_fts(reader, _fts_query(q), where, depth)
-    except Exception as exc:  # noqa: BLE001 - e.g. an index without positions refuses phrases
-        log.info("memory FTS query failed (%s); retrying as plain OR words", exc)
-        warnings.append(W.warn(W.FTS_UNAVAILABLE, f"Phrase/boolean query failed ({exc}); plain words used."))
-        rows = _run_fts(
-            reader,
-            MultiMatchQuery(" ".join(q.words()), list(FTS_BOOSTS), boosts=list(FTS_BOOSTS.values())),
-            where,
-            depth,
-        )
+    except Exception as exc:  # noqa: BLE001 - an FTS index built without positions refuses phrases
+        log.info("memory phrase query failed (%s); phrases match as all-words", exc)
+        warnings.append(
+            warning(PHRASE_FALLBACK, f"The full-text index has no positions ({exc}); a quoted phrase matched "
+                    "all of its words in any order. `local-memory-indexer memory rebuild` after an upgrade fixes it.")
+        )  # fmt: skip
+        rows = _run_fts(reader, _fts_query(q, phrases=False), where, depth)
     for rank, row in enumerate(rows, start=1):
         score = float(row.pop("_score", 0.0))
         c = cands.setdefault(row["id"], ranking.Candidate(row))
