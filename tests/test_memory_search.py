@@ -305,3 +305,31 @@ def test_quoted_phrase_and_operators(vault):
     assert ids_of(both) == [vault["contra"]]
     without = s(fulltext="celery NOT idempotent")
     assert vault["contra"] not in ids_of(without) and vault["contra_by"] in ids_of(without)
+
+
+def test_memory_tools_over_mcp_stdio(vault, tmp_path):
+    import os
+
+    from mcp_harness import SEARCH_CMD, server_env, stdio_session
+
+    env = server_env(Path(os.environ["LOCAL_VECTOR_SEARCH_DATA_ROOT"]))
+    with open(tmp_path / "search.stderr", "w") as errlog, stdio_session(SEARCH_CMD, env, errlog) as session:
+        names = {t["name"]: t for t in session.list_tools()}
+        assert {"memory_search", "get_memory", "list_by_domain", "must_read", "timeline", "pulse"} <= set(
+            names
+        )
+        assert names["memory_search"]["annotations"]["readOnlyHint"] is True
+        found = session.ok(
+            "memory_search", {"query": "stripe webhook retries", "projectId": "acme", "explain": True}
+        )
+        assert found["results"][0]["id"] == vault["stripe"] and found["results"][0]["explain"]
+        bad = session.call("memory_search", {"query": "x", "semanticThreshold": -0.1, "projectId": "acme"})
+        assert bad["error"]["field"] == "semanticThreshold"
+        assert session.ok("get_memory", {"uid": vault["cache"]})["data"]["id"] == vault["cache"]
+        assert (
+            session.ok("list_by_domain", {"domain": "/acme/api", "projectId": "acme"})["results"][0]["id"]
+            == vault["cache"]
+        )
+        assert session.ok("must_read", {"domain": "/acme", "type": "trap", "projectId": "acme"})["results"]
+        assert session.ok("timeline", {"uid": vault["stripe"]})["results"]
+        assert session.ok("pulse", {"projectId": "acme"})["results"]
