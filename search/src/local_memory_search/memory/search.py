@@ -91,8 +91,7 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
         mode = "fulltext" if req.fulltext or req.semantic else "filter"
         req = SearchRequest(**{**req.__dict__, "fulltext": req.fulltext or req.semantic, "semantic": None})
     if mode == "filter" or f.sort != "relevance":
-        cands = _browse(reader, req, where)
-        return _finish(reader, req, where, cands, mode, warnings, rank=False)
+        return _finish(reader, req, where, _browse(reader, req, where), mode, warnings, rank=False)
     depth = min(MAX_CANDIDATES, max(req.candidate_limit, (req.offset + req.limit) * 2))
     cands: dict[str, ranking.Candidate] = {}
     if req.fulltext:
@@ -119,16 +118,21 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
 def _fts_query(q: FullTextQuery, phrases: bool = True) -> Any:
     cols, boosts = list(FTS_BOOSTS), list(FTS_BOOSTS.values())
     if q.is_plain:
-        return MultiMatchQuery(" ".join(q.words()), cols, boosts=boosts)
+        return MultiMatchQuery(" ".join(q.words()), cols, boosts=boosts, operator=FullTextOperator.OR)
     clauses = []
     for t in q.terms:
         occur = Occur.MUST if t.occur == MUST else Occur.MUST_NOT if t.occur == MUST_NOT else Occur.SHOULD
         if t.phrase and phrases:
-            sub: Any = BooleanQuery([(Occur.SHOULD, PhraseQuery(t.text, c)) for c in ("title", "content")])
+            sub: Any = BooleanQuery(
+                [
+                    (Occur.SHOULD, PhraseQuery(t.text, c, slop=0, document_granularity=None))
+                    for c in ("title", "content")
+                ]
+            )
         elif t.phrase:  # an index without positions: every word of the phrase, in any order
             sub = MultiMatchQuery(t.text, cols, boosts=boosts, operator=FullTextOperator.AND)
         else:
-            sub = MultiMatchQuery(t.text, cols, boosts=boosts)
+            sub = MultiMatchQuery(t.text, cols, boosts=boosts, operator=FullTextOperator.OR)
         clauses.append((occur, sub))
     return BooleanQuery(clauses)
 
@@ -290,7 +294,9 @@ def _current_as_of(reader: MemoryReader, c: ranking.Candidate, as_of: str | None
 
 
 def _newest_successor(reader: MemoryReader, first: str, where: str) -> str | None:
-    current, best, hops = first, None, 0
+    current: str | None = first
+    best: str | None = None
+    hops = 0
     while current and hops < 20:
         rows = reader.by_ids([current], where)
         if current not in rows:

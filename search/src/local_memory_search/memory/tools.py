@@ -125,7 +125,7 @@ def build_request(p: MemorySearchParams, settings: Settings) -> SearchRequest:
         temporal=temporal, grep=check_grep(p.grep), as_of=as_of, include_expired=p.includeExpired,
         include_scratch=p.includeScratch, include_superseded=p.includeSuperseded, sort=p.sort,
     )  # fmt: skip
-    w = p.weights or Weights()
+    w = p.weights or Weights(fulltext=None, semantic=None)
     return SearchRequest(
         filters=filters, fulltext=fulltext, semantic=semantic,
         weights=(1.0 if w.fulltext is None else w.fulltext, 1.0 if w.semantic is None else w.semantic),

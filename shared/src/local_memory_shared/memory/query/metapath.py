@@ -280,7 +280,7 @@ class _Parser:
                 self.take("(")
                 cond = self.or_expr()
                 self.take(")")
-                steps.append(lambda items, root, c=cond: [i for i in _unwrap(items) if c(root, i) is True])
+                steps.append(_filter_step(cond))
             else:
                 break
             if self.peek() in {"+", "-", "*", "/", "%"}:
@@ -330,6 +330,10 @@ class _Parser:
             for n in indexes
             if n < len(seq)
         ]
+
+
+def _filter_step(cond: _Eval) -> Callable[[list[Any], Any], list[Any]]:
+    return lambda items, root: [i for i in _unwrap(items) if cond(root, i) is True]
 
 
 def _unwrap(items: list[Any]) -> list[Any]:
