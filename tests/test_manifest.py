@@ -22,6 +22,10 @@ from mcp_harness import INDEXER_CMD, ROOT, SEARCH_CMD, load_manifest_tool, serve
 #: sha256 of scripts/manifest.py:contract_view(manifest), per contract version.
 CONTRACT_HASHES: dict[str, str] = {
     "1.0": "45c72fc6211cd77a597d5938219fb3622932e4e6954db4aff331633d79f13d31",
+    # 1.1 (additive): the memory tools of both servers, indexer warning codes untagged /
+    # malformed_record, search warning codes of the memory tools, error codes MALFORMED_RECORD /
+    # VERSION_CONFLICT.
+    "1.1": "PENDING",
 }
 
 #: Seed 003, transcribed independently of the generator: the 15 tools and their required params.
@@ -48,6 +52,13 @@ INDEXER_REQUIRED: dict[str, list[str]] = {
     "cancel_indexing": [],
     "list_projects": [],
     "delete_project_index": ["project_path"],
+    "memory_write": ["kind", "title"],
+    "memory_edit": ["id"],
+    "memory_supersede": ["old_id", "title"],
+    "memory_set_status": ["id", "status"],
+    "memory_archive": ["id"],
+    "memory_record_hits": ["ids"],
+    "memory_sync": [],
 }
 
 MANIFEST_TEXT = (ROOT / "server.manifest.json").read_text()
@@ -62,7 +73,7 @@ def generator():
 
 
 def test_header_declares_the_frozen_contract():
-    assert MANIFEST["contract_version"] == "1.0"
+    assert MANIFEST["contract_version"] == "1.1"
     assert MANIFEST["contract_frozen"] is True
     assert set(SERVERS) == {"local-memory-indexer", "local-memory-search"}
     for server in SERVERS.values():
@@ -71,9 +82,26 @@ def test_header_declares_the_frozen_contract():
         assert server["transports"]["streamable-http"]["host"] == "127.0.0.1"
 
 
+#: The searcher's agent-memory reading tools (issue 12; contract 1.1, additive).
+MEMORY_SEARCH_REQUIRED = {
+    "memory_search": [],
+    "get_memory": ["uid"],
+    "list_by_domain": [],
+    "must_read": [],
+    "timeline": ["uid"],
+    "pulse": [],
+}
+
+
 def test_search_server_has_exactly_seed_003s_tools_and_required_params():
-    search = TOOLS["local-memory-search"]
+    search = {n: t for n, t in TOOLS["local-memory-search"].items() if n not in MEMORY_SEARCH_REQUIRED}
     assert sorted(search) == sorted(SEED_003_REQUIRED)
+    memory = {
+        n: sorted(t["required"])
+        for n, t in TOOLS["local-memory-search"].items()
+        if n in MEMORY_SEARCH_REQUIRED
+    }
+    assert memory == MEMORY_SEARCH_REQUIRED
     for name, required in SEED_003_REQUIRED.items():
         assert search[name]["required"] == sorted(required), name
         assert sorted(search[name]["inputSchema"].get("required", [])) == sorted(required), name
@@ -88,7 +116,7 @@ def test_annotations_read_only_search_destructive_delete_only_on_the_indexer():
     indexer = TOOLS["local-memory-indexer"]
     assert {n: sorted(t["required"]) for n, t in indexer.items()} == INDEXER_REQUIRED
     destructive = [n for n, t in indexer.items() if t["annotations"].get("destructiveHint")]
-    assert destructive == ["delete_project_index"]
+    assert destructive == ["delete_project_index", "memory_archive"]
     assert indexer["start_indexing"]["inputSchema"]["properties"]["full"]["default"] is False
 
 
@@ -106,9 +134,11 @@ def test_envelope_is_documented():
 def test_the_registry_holds_exactly_seed_003s_tools():
     from local_memory_search.tools import TOOLS as REGISTRY
 
-    extra = sorted(set(REGISTRY) - set(SEED_003_REQUIRED))
-    assert not extra, f"search tools outside seed 003 would change the frozen contract: {extra}"
-    assert sorted(REGISTRY) == sorted(SEED_003_REQUIRED)
+    extra = sorted(set(REGISTRY) - set(SEED_003_REQUIRED) - set(MEMORY_SEARCH_REQUIRED))
+    assert not extra, (
+        f"search tools outside seed 003 and the 1.1 memory tools would change the contract: {extra}"
+    )
+    assert sorted(set(REGISTRY) - set(MEMORY_SEARCH_REQUIRED)) == sorted(SEED_003_REQUIRED)
 
 
 def test_every_contract_fact_comes_from_the_contract_module():

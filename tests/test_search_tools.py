@@ -171,7 +171,7 @@ def test_result_cache_and_cache_bust():
 
 def test_one_runtime_clear_resets_every_process_wide_cache():
     import local_memory_search.graph_tools  # noqa: F401  (registers the graph cache)
-    from local_memory_search import hybrid, store
+    from local_memory_search import legs, store
     from local_memory_search.encoder import ENCODER
 
     call_tool("search_hybrid", {"query": "evict the oldest entry"})
@@ -179,10 +179,12 @@ def test_one_runtime_clear_resets_every_process_wide_cache():
     assert {"results", "tables", "encoder", "graph", "newest_updated_at", "index_languages"} <= set(
         RUNTIME.names()
     )
-    assert len(RESULT_CACHE._items) and len(store._TABLES._items) and len(ENCODER._vectors) and hybrid._NEWEST
+    assert (
+        len(RESULT_CACHE._items) and len(store._TABLES._items) and len(ENCODER._vectors) and len(legs._NEWEST)
+    )
     RUNTIME.clear()
     assert not RESULT_CACHE._items and not store._TABLES._items and not ENCODER._vectors
-    assert not hybrid._NEWEST and not hybrid._LANGUAGES
+    assert not len(legs._NEWEST) and not len(legs._LANGUAGES)
     again = call_tool("search_hybrid", {"query": "evict the oldest entry"})
     assert again["search"]["cached"] is False  # starts cold, answers the same
     assert again["results"] and again["results"][0]["symbol_name"]

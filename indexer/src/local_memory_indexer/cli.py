@@ -15,6 +15,7 @@ from local_memory_shared.errors import InvalidArgument, LocalMemoryError
 from local_memory_shared.mcp_adapter import add_transport_args
 from local_memory_shared.tooling import ToolResult
 
+from .memory.cli import add_memory_parser
 from .pipeline import IndexSummary, index_project
 
 
@@ -162,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the MCP server (stdio by default)")
     add_transport_args(p, INDEXER_HTTP_PORT)
     p.set_defaults(func=cmd_serve)
+    add_memory_parser(sub)
     return parser
 
 

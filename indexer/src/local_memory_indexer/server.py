@@ -8,6 +8,7 @@ validation path, one error boundary, one result type); each body calls the libra
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 from importlib.metadata import PackageNotFoundError
@@ -30,6 +31,7 @@ from mcp.server import Server
 from pydantic import Field
 
 from .jobs import JobManager
+from .memory.tools import MEMORY_TOOLS, MemoryService, default_service, start_memory_background
 
 log = logging.getLogger(__name__)
 
@@ -217,6 +219,20 @@ REGISTRY: ToolRegistry[JobManager] = ToolRegistry(
 )
 
 
+def _on_memory_service(spec: ToolSpec[MemoryService]) -> ToolSpec[JobManager]:
+    """A memory tool run with the process's memory service (the registry's context is the job manager)."""
+
+    def run(params: Any, _jobs: JobManager) -> ToolResult:
+        return spec.fn(params, default_service())
+
+    return dataclasses.replace(spec, fn=run)
+
+
+# The agent-memory write tools (contract 1.1, additive) follow the five indexing tools.
+for _spec in MEMORY_TOOLS:
+    REGISTRY.register(_on_memory_service(_spec))
+
+
 def build_server(jobs: JobManager | None = None) -> Server[Any]:
     """The indexer MCP server (used by ``main`` and by in-process tests)."""
     manager = jobs or JobManager()
@@ -230,6 +246,7 @@ def main(http: bool = False, port: int = INDEXER_HTTP_PORT, token: str | None = 
             level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
         )
     jobs = JobManager()
+    start_memory_background()
     try:
         run_server(build_server(jobs), http=http, port=port, token=token)
     finally:

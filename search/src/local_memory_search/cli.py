@@ -94,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
 
         serve()
         return 0
+    if argv[0] == "memory":  # agent memory: local-memory-search memory search|get (memory/cli.py)
+        from .memory.cli import main as memory_main
+
+        return memory_main(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "serve":
         from .server import main as serve

@@ -179,3 +179,4 @@ register(
         "depth searched, when no path exists.",
     )
 )
+from .memory import register as _memory_tools  # noqa: E402,F401  (registers the memory tools)

@@ -12,6 +12,9 @@ DEFAULT_RERANK_MODEL = "granite4.1:3b"
 DEFAULT_RERANK_TIMEOUT = 20.0
 DEFAULT_EMBED_BACKEND = "onnx"
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
+DEFAULT_SCRATCH_TTL_DAYS = 7
+DEFAULT_REVIEW_TTL_DAYS = 30
+DEFAULT_HIT_FLUSH_SECONDS = 30.0
 
 #: Every environment variable a user may set, with its default and meaning (README mirrors it).
 ENV_VARS: dict[str, tuple[str, str]] = {
@@ -35,6 +38,19 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "LOCAL_MEMORY_MAX_FILE_BYTES": (str(DEFAULT_MAX_FILE_BYTES), "Files larger than this are skipped."),
     "LOCAL_MEMORY_EMBED_THREADS": ("(all cores)", "ONNX Runtime intra-op threads."),
     "LOCAL_MEMORY_HTTP_TOKEN": ("—", "Bearer token the MCP servers require on --http (or pass --token)."),
+    "LOCAL_MEMORY_VAULT": ("<data root>/vault", "Agent memory vault: a git repo of Markdown records."),
+    "LOCAL_MEMORY_SCRATCH_TTL_DAYS": (
+        str(DEFAULT_SCRATCH_TTL_DAYS),
+        "Days until a new scratch memory expires (0 = never).",
+    ),
+    "LOCAL_MEMORY_REVIEW_TTL_DAYS": (
+        str(DEFAULT_REVIEW_TTL_DAYS),
+        "Days until a new review memory expires (0 = never).",
+    ),
+    "LOCAL_MEMORY_HIT_FLUSH_SECONDS": (
+        str(DEFAULT_HIT_FLUSH_SECONDS),
+        "How often the indexer writes hit counters back into the vault's frontmatter.",
+    ),
 }
 
 
@@ -76,4 +92,28 @@ def load_settings() -> Settings:
         embed_threads=int(threads) if threads else None,
         gemini_base_url=(_env("GEMINI_BASE_URL") or "").rstrip("/") or None,
         rerank_timeout=float(_env("RERANK_TIMEOUT") or DEFAULT_RERANK_TIMEOUT),
+    )
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    """Agent-memory settings; call :func:`load_memory_settings` for a fresh one."""
+
+    data_root: Path
+    vault: Path
+    scratch_ttl_days: float
+    review_ttl_days: float
+    hit_flush_seconds: float
+
+
+def load_memory_settings() -> MemorySettings:
+    """Read the memory part of the environment now."""
+    data_root = load_settings().data_root
+    vault = _env("LOCAL_MEMORY_VAULT")
+    return MemorySettings(
+        data_root=data_root,
+        vault=Path(vault).expanduser() if vault else data_root / "vault",
+        scratch_ttl_days=float(_env("LOCAL_MEMORY_SCRATCH_TTL_DAYS") or DEFAULT_SCRATCH_TTL_DAYS),
+        review_ttl_days=float(_env("LOCAL_MEMORY_REVIEW_TTL_DAYS") or DEFAULT_REVIEW_TTL_DAYS),
+        hit_flush_seconds=float(_env("LOCAL_MEMORY_HIT_FLUSH_SECONDS") or DEFAULT_HIT_FLUSH_SECONDS),
     )

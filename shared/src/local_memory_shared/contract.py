@@ -1,4 +1,4 @@
-"""Contract 1.0: every fact a client of either server may rely on, in one place.
+"""Contract 1.1 (1.0 plus the additive memory tools): every fact a client of either server may rely on, in one place.
 
 ``scripts/manifest.py`` only reads this module (and the live tool lists) to write
 ``server.manifest.json``; the servers, CLIs and docs take their defaults from it. Changing a
@@ -18,7 +18,7 @@ from typing import Any
 
 from .errors import LocalMemoryError
 
-CONTRACT_VERSION = "1.0"
+CONTRACT_VERSION = "1.1"
 
 INDEXER_SERVER = "local-memory-indexer"
 SEARCH_SERVER = "local-memory-search"
@@ -69,6 +69,10 @@ PAGE_EMPTY = "page_empty"
 RERANK_UNAVAILABLE = "rerank_unavailable"
 
 #: Every warning code the search tools emit, with what it means for the answer.
+#: Memory search (contract 1.1): hit events could not reach the indexer; a quoted phrase needs positions.
+HITS_NOT_RECORDED = "hits_not_recorded"
+FTS_PHRASE_UNSUPPORTED = "fts_phrase_unsupported"
+
 SEARCH_WARNING_CODES: dict[str, str] = {
     INDEX_BUILDING: "The project's first index is still running: results cover only what is published so far.",
     INDEX_UPDATING: "An index run is in progress; results come from the last published version.",
@@ -87,17 +91,25 @@ SEARCH_WARNING_CODES: dict[str, str] = {
     NO_MATCHES: "The index is healthy but nothing matched this query (and filters).",
     PAGE_EMPTY: "The offset is past the last result.",
     RERANK_UNAVAILABLE: "The LLM re-ranker (Ollama) could not answer; results keep their retrieval order.",
+    HITS_NOT_RECORDED: "Memory hits (hitIds / get_memory) could not be handed to the indexer (not running); "
+    "the answer is complete, only the hit counters were not bumped.",
+    FTS_PHRASE_UNSUPPORTED: "The memory full-text index has no positions: a quoted phrase matched as all of "
+    "its words instead.",
 }
 
 JOB_ALREADY_RUNNING = "job_already_running"
 JOB_NOT_RUNNING = "job_not_running"
 NO_JOB_RECORDED = "no_job_recorded"
+UNTAGGED = "untagged"
+MALFORMED_RECORD_WARNING = "malformed_record"
 
 #: Every warning code the indexer tools emit.
 INDEXER_WARNING_CODES: dict[str, str] = {
     JOB_ALREADY_RUNNING: "start_indexing found a running job for the project and returned it (no second writer).",
     JOB_NOT_RUNNING: "cancel_indexing found the job already finished (or run by another process).",
     NO_JOB_RECORDED: "indexing_status found no job for the project (indexed by the CLI); the index itself is shown.",
+    UNTAGGED: "memory_write stored a memory without tags: it answers only queries that quote its wording.",
+    MALFORMED_RECORD_WARNING: "memory_sync found a vault file whose frontmatter does not validate (path:line given).",
 }
 
 WARNING_CODES: dict[str, dict[str, str]] = {

@@ -2,12 +2,14 @@
 
     LocalMemoryError                 code=INTERNAL
      ├── InvalidArgument             code=INVALID_ARGUMENT   (.field names the offending argument)
+     │    └── MalformedRecord        code=MALFORMED_RECORD   (a vault file: details.path, details.line)
      ├── NotIndexed                  code=NOT_INDEXED
      ├── NotFound                    code=NOT_FOUND
      ├── ReadOnlyViolation           code=READONLY_VIOLATION
      ├── ProvenanceMismatch          code=PROVENANCE_MISMATCH
      ├── IndexLocked                 code=INDEX_LOCKED
      ├── StoreError                  code=STORE_ERROR
+     ├── VersionConflict             code=VERSION_CONFLICT   (memory edit with a stale expected_version)
      └── EmbeddingError              code=EMBEDDING_UNAVAILABLE
           └── DimensionMismatch      code=DIMENSION_MISMATCH
 
@@ -93,3 +95,15 @@ class DimensionMismatch(EmbeddingError):
     """A vector's dimension differs from the one expected."""
 
     code = "DIMENSION_MISMATCH"
+
+
+class MalformedRecord(InvalidArgument):
+    """A memory file in the vault has frontmatter that does not parse or validate."""
+
+    code = "MALFORMED_RECORD"
+
+
+class VersionConflict(LocalMemoryError):
+    """A memory edit named an ``expected_version`` that is no longer the record's version."""
+
+    code = "VERSION_CONFLICT"

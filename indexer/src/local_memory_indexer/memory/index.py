@@ -1,0 +1,350 @@
+"""The memory index (writer side): LanceDB ``memories`` rows + the SQLite tables of schema.py.
+
+Every change follows the publication protocol of :mod:`local_memory_shared.memory.schema`:
+LanceDB first, then one SQLite transaction that records files/links and the new
+``published_version``. Hit counters change through :meth:`MemoryIndex.set_counters`, an
+in-place column update that copies the stored vector: hits never trigger a re-embedding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+from lancedb.index import FTS
+from local_memory_shared.embedding.base import Embedder
+from local_memory_shared.errors import StoreError
+from local_memory_shared.memory.model import MemoryRecord, utc_now
+from local_memory_shared.memory.schema import (
+    FTS_COLUMNS,
+    MEMORIES_TABLE,
+    MEMORY_DDL,
+    MEMORY_SCHEMA_VERSION,
+    VECTOR_COLUMN,
+    MemoryPaths,
+    memory_arrow_schema,
+)
+from local_memory_shared.memory.uid import UID_RE
+
+log = logging.getLogger(__name__)
+
+KEEP_VERSIONS_FOR = timedelta(minutes=10)
+#: Fold unindexed rows into the FTS indices once this many have accumulated.
+FOLD_EVERY_ROWS = 200
+_UID_IN_TEXT = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
+
+
+def sql_str(value: str) -> str:
+    """A SQL string literal for a LanceDB ``where``."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def open_index_db(path: Path) -> sqlite3.Connection:
+    """Open (create) index.db for writing, WAL."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.executescript(MEMORY_DDL)
+        return conn
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open memory index {path}: {exc}") from exc
+
+
+def record_row(record: MemoryRecord, file_path: str) -> dict[str, Any]:
+    """The LanceDB row of ``record`` without its vector."""
+    row = record.to_dict()
+    row["meta"] = json.dumps(row["meta"], sort_keys=True, ensure_ascii=False)
+    row["tree_labels"] = list(record.tree_labels)
+    row["file_path"] = file_path
+    row["schema_version"] = MEMORY_SCHEMA_VERSION
+    return row
+
+
+def record_links(record: MemoryRecord) -> list[tuple[str, str, str, str]]:
+    """``(source, target, link_type, project)`` rows: frontmatter links plus uids mentioned in the body."""
+    out = [(record.id, t, "supersedes", record.project) for t in record.supersedes]
+    if record.succeeded_by:
+        out.append((record.id, record.succeeded_by, "succeeded_by", record.project))
+    out += [(record.id, t, "contradicted_by", record.project) for t in record.contradicted_by]
+    out += [(record.id, t, "links", record.project) for t in record.links]
+    mentioned = dict.fromkeys(m for m in _UID_IN_TEXT.findall(record.content) if m != record.id)
+    out += [(record.id, t, "mentions", record.project) for t in mentioned if UID_RE.match(t)]
+    return out
+
+
+class MemoryIndex:
+    """LanceDB table + index.db of one data root, opened for writing (hold the writer lock)."""
+
+    def __init__(self, paths: MemoryPaths, embedder: Embedder):
+        self.paths = paths
+        self.embedder = embedder
+        self.dimension = embedder.dimension
+        self.conn = open_index_db(paths.index_db)
+        self.cache = sqlite3.connect(str(paths.dir / "embed_cache.db"), timeout=30, isolation_level=None)
+        self.cache.execute("PRAGMA journal_mode=WAL")
+        self.cache.execute("PRAGMA synchronous=NORMAL")
+        self.cache.execute(
+            "CREATE TABLE IF NOT EXISTS embed_cache (model_key TEXT, text_hash TEXT, vector BLOB,"
+            " PRIMARY KEY (model_key, text_hash))"
+        )
+        try:
+            paths.lance_dir.mkdir(parents=True, exist_ok=True)
+            self.db = lancedb.connect(str(paths.lance_dir))
+            if MEMORIES_TABLE in self.db.list_tables().tables:
+                self.table = self.db.open_table(MEMORIES_TABLE)
+            else:
+                self.table = self.db.create_table(MEMORIES_TABLE, schema=memory_arrow_schema(self.dimension))
+                self.create_fts()
+        except Exception as exc:  # lancedb raises many types; map them at the boundary
+            raise StoreError(f"cannot open LanceDB at {paths.lance_dir}: {exc}") from exc
+        self._write_meta()
+
+    def refresh(self) -> None:
+        """See writes of other processes (call after taking the writer lock)."""
+        self.table.checkout_latest()
+
+    def _write_meta(self) -> None:
+        meta = {
+            "backend": self.embedder.backend,
+            "model": self.embedder.model,
+            "dimension": str(self.dimension),
+            "schema_version": str(MEMORY_SCHEMA_VERSION),
+        }
+        self.conn.executemany("INSERT OR REPLACE INTO memory_meta(key, value) VALUES (?, ?)", meta.items())
+
+    def create_fts(self) -> None:
+        """(Re)create the per-column FTS indices."""
+        for column in FTS_COLUMNS:
+            self.table.create_index(
+                column,
+                config=FTS(base_tokenizer="simple", stem=True, remove_stop_words=False, max_token_length=64),
+                replace=True,
+            )
+
+    # -- embedding ------------------------------------------------------------------------------
+
+    def embed(self, records: Sequence[MemoryRecord]) -> np.ndarray:
+        """Vectors for ``records`` (cached by text hash, so rebuilds re-embed only new text)."""
+        texts = [r.embed_text() for r in records]
+        hashes = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        key = self.embedder.model_key
+        found: dict[str, np.ndarray] = {}
+        for i in range(0, len(hashes), 500):
+            part = hashes[i : i + 500]
+            sql = "SELECT text_hash, vector FROM embed_cache WHERE model_key = ? AND text_hash IN ({})"
+            for h, blob in self.cache.execute(sql.format(",".join("?" * len(part))), [key, *part]):
+                found[h] = np.frombuffer(blob, dtype=np.float32)
+        todo = sorted({h: t for h, t in zip(hashes, texts, strict=True) if h not in found}.items())
+        if todo:
+            vectors = self.embedder.check_dimension(self.embedder.embed_documents([t for _, t in todo]))
+            self.cache.execute("BEGIN")
+            for (h, _), vec in zip(todo, vectors, strict=True):
+                found[h] = np.asarray(vec, dtype=np.float32)
+                self.cache.execute(
+                    "INSERT OR REPLACE INTO embed_cache VALUES (?,?,?)", (key, h, found[h].tobytes())
+                )
+            self.cache.execute("COMMIT")
+        out = np.zeros((len(records), self.dimension), dtype=np.float32)
+        for i, h in enumerate(hashes):
+            out[i] = found[h]
+        return out
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def upsert(
+        self, items: Sequence[tuple[MemoryRecord, str, str, float, int]], *, fold: bool = True
+    ) -> None:
+        """Index ``(record, file_path, content_hash, mtime, size)`` items and publish."""
+        if not items:
+            return
+        records = [it[0] for it in items]
+        vectors = self.embed(records)
+        rows = [record_row(r, it[1]) for r, it in zip(records, items, strict=True)]
+        try:
+            if fold:
+                self._delete_ids([r.id for r in records])
+            self.table.add(self._arrow(rows, vectors))
+        except Exception as exc:
+            raise StoreError(f"LanceDB write failed: {exc}") from exc
+        if fold:
+            self._maybe_fold()
+        with self._tx() as cur:
+            for rec, path, digest, mtime, size in items:
+                cur.execute("DELETE FROM memory_files WHERE path = ? OR id = ?", (path, rec.id))
+                cur.execute(
+                    "INSERT INTO memory_files(path, id, project, kind, content_hash, mtime, size, version,"
+                    " indexed_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (path, rec.id, rec.project, rec.kind, digest, mtime, size, rec.version, utc_now()),
+                )
+                cur.execute("DELETE FROM memory_links WHERE source_id = ?", (rec.id,))
+                cur.executemany("INSERT OR IGNORE INTO memory_links VALUES (?,?,?,?)", record_links(rec))
+            self._publish(cur)
+
+    def record_malformed(
+        self,
+        path: str,
+        project: str,
+        kind: str,
+        digest: str,
+        mtime: float,
+        size: int,
+        message: str,
+        line: int,
+    ) -> None:
+        """Remember a malformed vault file (its last good row, if any, is removed from search)."""
+        old = self.conn.execute("SELECT id FROM memory_files WHERE path = ?", (path,)).fetchone()
+        if old and old["id"]:
+            self._delete_ids([old["id"]])
+        with self._tx() as cur:
+            cur.execute("DELETE FROM memory_files WHERE path = ?", (path,))
+            cur.execute(
+                "INSERT INTO memory_files(path, id, project, kind, content_hash, mtime, size, indexed_at, error,"
+                " error_line) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (path, None, project, kind, digest, mtime, size, utc_now(), message, line),
+            )
+            self._publish(cur)
+
+    def remove_paths(self, paths: Iterable[str]) -> None:
+        """Forget files that left the vault."""
+        paths = list(paths)
+        if not paths:
+            return
+        marks = ",".join("?" * len(paths))
+        ids = [
+            r[0]
+            for r in self.conn.execute(f"SELECT id FROM memory_files WHERE path IN ({marks})", paths)
+            if r[0]
+        ]
+        self._delete_ids(ids)
+        with self._tx() as cur:
+            cur.execute(f"DELETE FROM memory_files WHERE path IN ({marks})", paths)
+            if ids:
+                cur.execute(f"DELETE FROM memory_links WHERE source_id IN ({','.join('?' * len(ids))})", ids)
+            self._publish(cur)
+
+    def set_counters(self, record_id: str, values: dict[str, Any]) -> None:
+        """Update counter columns in place (no re-embedding) and publish."""
+        sets = {
+            k: (sql_str(v) if isinstance(v, str) else "NULL" if v is None else str(int(v)))
+            for k, v in values.items()
+        }
+        try:
+            self.table.update(where=f"id = {sql_str(record_id)}", values_sql=sets)
+        except Exception as exc:
+            raise StoreError(f"LanceDB update failed: {exc}") from exc
+        with self._tx() as cur:
+            self._publish(cur)
+
+    def touch_file(self, path: str, digest: str, mtime: float, size: int) -> None:
+        """Record new file bytes that changed only counters (no re-index)."""
+        self.conn.execute(
+            "UPDATE memory_files SET content_hash = ?, mtime = ?, size = ? WHERE path = ?",
+            (digest, mtime, size, path),
+        )
+
+    def _delete_ids(self, ids: list[str]) -> None:
+        for i in range(0, len(ids), 500):
+            self.table.delete(f"id IN ({', '.join(sql_str(x) for x in ids[i : i + 500])})")
+
+    def _arrow(self, rows: list[dict[str, Any]], vectors: np.ndarray) -> pa.Table:
+        schema = memory_arrow_schema(self.dimension)
+        cols: dict[str, Any] = {n: [r[n] for r in rows] for n in schema.names if n != VECTOR_COLUMN}
+        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+        cols[VECTOR_COLUMN] = pa.FixedSizeListArray.from_arrays(flat, self.dimension)
+        return pa.Table.from_pydict(cols, schema=schema)
+
+    def _maybe_fold(self) -> None:
+        stats = self.table.index_stats(f"{FTS_COLUMNS[0]}_idx")
+        if stats is not None and stats.num_unindexed_rows >= FOLD_EVERY_ROWS:
+            self.optimize()
+
+    def optimize(self) -> None:
+        """Fold new rows into the FTS indices and prune old versions."""
+        try:
+            self.table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
+        except Exception as exc:
+            raise StoreError(f"LanceDB optimize failed: {exc}") from exc
+
+    def _tx(self) -> _Tx:
+        return _Tx(self.conn)
+
+    def _publish(self, cur: sqlite3.Connection) -> None:
+        cur.execute(
+            "INSERT OR REPLACE INTO memory_meta(key, value) VALUES ('published_version', ?)",
+            (str(int(self.table.version)),),
+        )
+
+    # -- reads (writer's own) -------------------------------------------------------------------
+
+    def similar(self, record: MemoryRecord, vector: np.ndarray, limit: int = 3) -> list[dict[str, Any]]:
+        """The most similar other records of the same project (cosine similarity, highest first)."""
+        where = f"project = {sql_str(record.project)} AND id != {sql_str(record.id)}"
+        try:
+            query: Any = self.table.search(vector, vector_column_name=VECTOR_COLUMN)
+            rows = (
+                query.distance_type("cosine")
+                .where(where, prefilter=True)
+                .select(["id", "title", "kind", "status", "_distance"])
+                .limit(limit)
+                .to_list()
+            )
+        except Exception as exc:
+            raise StoreError(f"LanceDB search failed: {exc}") from exc
+        return [
+            {
+                "id": r["id"],
+                "title": r["title"],
+                "kind": r["kind"],
+                "status": r["status"],
+                "similarity": round(1.0 - float(r["_distance"]), 4),
+            }
+            for r in rows
+        ]
+
+    def file_states(self) -> dict[str, tuple[str, float, int]]:
+        """``path -> (content_hash, mtime, size)`` of every indexed vault file."""
+        return {
+            r[0]: (r[1], r[2], r[3])
+            for r in self.conn.execute("SELECT path, content_hash, mtime, size FROM memory_files")
+        }
+
+    def path_of(self, record_id: str) -> str | None:
+        row = self.conn.execute("SELECT path FROM memory_files WHERE id = ?", (record_id,)).fetchone()
+        return row[0] if row else None
+
+    def close(self) -> None:
+        self.conn.close()
+        self.cache.close()
+
+
+class _Tx:
+    """``with _Tx(conn) as cur:`` — BEGIN IMMEDIATE … COMMIT (ROLLBACK on error)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        for attempt in range(50):
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                return self.conn
+            except sqlite3.OperationalError:
+                time.sleep(0.05 * (attempt + 1))
+        raise StoreError("memory index.db is locked")
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")

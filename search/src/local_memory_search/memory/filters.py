@@ -1,0 +1,139 @@
+"""The filters of a memory search, compiled BEFORE ranking (issue 12: a page is never short).
+
+Everything SQL can say becomes one LanceDB ``where`` used as a prefilter by both legs: project,
+kinds (with seed 000's defaults), status, tags (all), tree, temporal, expiry, ``asOf`` and grep.
+What only Python can check (record path-pattern globs against ``path``, ``meta`` containment,
+``metaPredicate``) is evaluated over the SQL-filtered rows first and turned into an ``id IN``
+clause, so ranking only ever sees qualifying records.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from local_memory_shared.errors import InvalidArgument
+from local_memory_shared.memory.model import EPHEMERAL_KINDS, HIT_ELIGIBLE_KINDS, utc_now
+from local_memory_shared.memory.query import (
+    MetaPredicate,
+    TemporalFilter,
+    TreeFilter,
+    matches_any_pattern,
+    meta_contains,
+)
+
+from .reader import MemoryReader, sql_in, sql_str
+
+
+@dataclass(frozen=True)
+class MemoryFilters:
+    """Validated filters (pure data; see :func:`compile_where`)."""
+
+    project: str | None = None  # None = every project (crossProject)
+    kinds: tuple[str, ...] | None = None
+    status: str | None = None
+    tags: tuple[str, ...] = ()
+    path: str | None = None
+    tree: TreeFilter | None = None
+    meta: dict[str, Any] | None = None
+    meta_predicate: MetaPredicate | None = None
+    temporal: TemporalFilter | None = None
+    grep: str | None = None
+    as_of: str | None = None
+    include_expired: bool = False
+    include_scratch: bool = False
+    include_superseded: bool = False
+    sort: str = "relevance"
+    now: str = field(default_factory=utc_now)
+
+
+def default_kinds(f: MemoryFilters) -> tuple[str, ...] | None:
+    """Seed 000's kind defaults per sort mode and scope."""
+    if f.kinds:
+        return f.kinds
+    if f.sort == "occurrences":
+        return ("trap",)
+    if f.sort == "hits":
+        return tuple(sorted(HIT_ELIGIBLE_KINDS))
+    return None
+
+
+def compile_where(f: MemoryFilters) -> str:
+    """The SQL part of the filters."""
+    parts = ["schema_version = 1"]
+    if f.project is not None:
+        parts.append(f"project = {sql_str(f.project)}")
+    kinds = default_kinds(f)
+    if kinds:
+        parts.append(sql_in("kind", kinds))
+    elif f.project is None:
+        parts.append("NOT " + sql_in("kind", sorted(EPHEMERAL_KINDS)))
+    elif not f.include_scratch:
+        parts.append("kind != 'scratch'")
+    parts.append(_status_clause(f))
+    for tag in f.tags:
+        parts.append(f"array_has(tags, {sql_str(tag.lower())})")
+    if f.tree is not None:
+        parts.append(f.tree.where)
+    if f.temporal is not None:
+        parts.append(f.temporal.where())
+    if f.grep is not None:
+        parts.append(f"regexp_like(content, {sql_str('(?i)' + f.grep)})")
+    moment = f.as_of or f.now
+    if f.as_of:
+        parts.append(f"created <= {sql_str(f.as_of)}")
+    if not f.include_expired:
+        parts.append(f"(expires IS NULL OR expires > {sql_str(moment)})")
+    return " AND ".join(p for p in parts if p)
+
+
+def _status_clause(f: MemoryFilters) -> str:
+    if f.status:
+        return f"status = {sql_str(f.status)}"
+    if f.sort in ("occurrences", "hits"):
+        return "status = 'active'"
+    # Superseded records stay in the candidate set so a query in the old wording finds the successor.
+    return "status != 'archived'"
+
+
+def python_allowed_ids(reader: MemoryReader, f: MemoryFilters, where: str) -> set[str] | None:
+    """Ids passing the Python-only filters (None when there are none)."""
+    if f.path is None and f.meta is None and f.meta_predicate is None:
+        return None
+    rows = reader.rows(where, ("id", "paths", "meta"))
+    allowed = set()
+    for row in rows:
+        if f.path is not None and not matches_any_pattern(f.path, row["paths"] or ()):
+            continue
+        meta = row["meta"] if isinstance(row["meta"], dict) else _json(row["meta"])
+        if f.meta is not None and not meta_contains(meta, f.meta):
+            continue
+        if f.meta_predicate is not None and not f.meta_predicate.matches(meta):
+            continue
+        allowed.add(row["id"])
+    return allowed
+
+
+def _json(value: Any) -> Any:
+    import json
+
+    if value in (None, ""):
+        return {}
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return {}
+
+
+def check_grep(pattern: str | None) -> str | None:
+    """Validate a grep regex (Python syntax check; LanceDB runs it case-insensitively)."""
+    if pattern is None:
+        return None
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise InvalidArgument(f"grep is not a valid regex: {exc}", field="grep") from exc
+    if "(?" in pattern:
+        raise InvalidArgument("grep: look-around and inline flags are not supported", field="grep")
+    return pattern

@@ -1,0 +1,121 @@
+"""Ranking of memory hits: the two legs, weighted RRF, seed 000's multipliers and orderings.
+
+    fused   = w_fulltext / (RRF_K + rank_fts) + w_semantic / (RRF_K + rank_vector)     (hybrid)
+    base    = fused | BM25 (fulltext) | cosine similarity (semantic)
+    final   = base * path(1.25|1) * severity(1.4|1.3|1|0.9) * hits(1 + min(h,20)*0.02)
+                   * occurrences(1 + min(max(o-1,0),20)*0.03) * feedback
+    order   = records that still hold before contradicted ones, then final desc, updated desc, id.
+
+``feedback`` is seed 000's salience multiplier; no feedback signal is recorded in our model, so it
+is neutral (1). ``explain`` reads the same numbers and never changes the order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+RRF_K = 60
+SEVERITY = {"critical": 1.4, "high": 1.3, "medium": 1.0, "low": 0.9}
+SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+PATH_BOOST = 1.25
+
+
+@dataclass
+class Candidate:
+    """One record on its way to the answer."""
+
+    row: dict[str, Any]
+    fts_score: float | None = None
+    fts_rank: int | None = None
+    similarity: float | None = None
+    vector_rank: int | None = None
+    match_source: str = "fts"
+    base: float = 0.0
+    factors: dict[str, float] = field(default_factory=dict)
+    final: float = 0.0
+    collapsed: list[str] = field(default_factory=list)
+    replaces: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return str(self.row["id"])
+
+    @property
+    def holds(self) -> bool:
+        return not self.row.get("contradicted_by")
+
+
+def neutral(value: float) -> float:
+    """Seed 000: any non-finite factor falls back to 1."""
+    return value if math.isfinite(value) else 1.0
+
+
+def multipliers(row: dict[str, Any], path_matched: bool) -> dict[str, float]:
+    """Seed 000's multipliers for one record."""
+    hits = int(row.get("hits") or 0)
+    occ = int(row.get("occurrences") or 1)
+    return {
+        "pathPatternBoost": PATH_BOOST if path_matched else 1.0,
+        "severityMultiplier": SEVERITY.get(row.get("severity") or "medium", 1.0),
+        "hitsBoost": neutral(1 + min(hits, 20) * 0.02),
+        "occurrencesBoost": neutral(1 + min(max(occ - 1, 0), 20) * 0.03),
+        "feedbackMultiplier": 1.0,
+    }
+
+
+def fuse(cands: dict[str, Candidate], mode: str, weights: tuple[float, float]) -> None:
+    """Set ``base`` per candidate for ``mode`` (weights = fulltext, semantic)."""
+    wf, ws = weights
+    for c in cands.values():
+        if mode == "hybrid":
+            c.base = (wf / (RRF_K + c.fts_rank) if c.fts_rank else 0.0) + (
+                ws / (RRF_K + c.vector_rank) if c.vector_rank else 0.0
+            )
+        elif mode == "fulltext":
+            c.base = c.fts_score or 0.0
+        else:
+            c.base = c.similarity or 0.0
+
+
+def score(cands: list[Candidate], path_matched: set[str]) -> None:
+    """Apply the multipliers to every candidate."""
+    for c in cands:
+        c.factors = multipliers(c.row, c.id in path_matched)
+        c.final = neutral(c.base * math.prod(c.factors.values()))
+
+
+def _desc(text: str | None) -> tuple[int, ...]:
+    return tuple(-ord(ch) for ch in (text or ""))
+
+
+def order_key(c: Candidate, sort: str) -> tuple[Any, ...]:
+    """Sort key of one candidate for ``sort`` (seed 000's orderings and tie-breaks)."""
+    r = c.row
+    if sort == "occurrences":
+        sev = SEVERITY_ORDER.get(r.get("severity") or "medium", 2)
+        return (-int(r.get("occurrences") or 1), _desc(r.get("last_seen")), sev, c.id)
+    if sort == "hits":
+        return (-int(r.get("hits") or 0), _desc(r.get("last_hit")), _desc(r.get("updated")), c.id)
+    if sort == "updated":
+        return (_desc(r.get("updated")), c.id)
+    if sort in ("created_desc", "created_asc"):
+        key = r.get("created") or ""
+        return ((_desc(key) if sort == "created_desc" else tuple(map(ord, key))), c.id)
+    return (0 if c.holds else 1, -c.final, _desc(r.get("updated")), c.id)
+
+
+def explain(c: Candidate) -> dict[str, Any]:
+    """Seed 000's per-hit breakdown (2 decimals; raw leg scores keep 4)."""
+    out: dict[str, Any] = {
+        "ftsBm25": None if c.fts_score is None else round(c.fts_score, 4),
+        "ftsRank": c.fts_rank,
+        "vectorSimilarity": None if c.similarity is None else round(c.similarity, 4),
+        "vectorRank": c.vector_rank,
+        "baseScore": round(c.base, 4),
+    }
+    out.update({k: round(v, 2) for k, v in c.factors.items()})
+    out["finalScore"] = round(c.final, 4)
+    out["contradicted"] = not c.holds
+    return out

@@ -1,0 +1,341 @@
+"""``memory_search`` as a library function: filters first, then the legs, fusion, multipliers,
+supersession, near-duplicate collapse, paging.
+
+Order of work (each step sees only records that pass every filter, see ``filters``):
+1. uid paste: a uid in the query names its record (``match_source: uid``) and then the records
+   whose body mentions it;
+2. the full-text leg (LanceDB BM25, seed 001 column boosts, OR semantics) and the vector leg
+   (cosine, ``semanticThreshold``), each ``candidate_limit`` deep;
+3. weighted RRF (hybrid), seed 000's multipliers, contradicted records last;
+4. a superseded record gives its place to its successor (``replaces``) unless
+   ``include_superseded``; the hidden ones are listed in ``superseded`` with ``succeeded_by``;
+5. near-duplicates (cosine >= ``DUPLICATE_SIMILARITY`` within a project) fold into the best one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from lancedb.query import BooleanQuery, FullTextOperator, MultiMatchQuery, Occur, PhraseQuery
+from local_memory_shared.contract import FTS_PHRASE_UNSUPPORTED
+from local_memory_shared.envelope import warning
+from local_memory_shared.errors import LocalMemoryError
+from local_memory_shared.memory.query import FullTextQuery, matches_any_pattern, parse_fulltext
+from local_memory_shared.memory.query.fulltext import MUST, MUST_NOT
+from local_memory_shared.memory.schema import FTS_BOOSTS
+from local_memory_shared.memory.uid import is_uid
+
+from .. import degradation as W
+from . import ranking
+from .filters import MemoryFilters, compile_where, python_allowed_ids
+from .reader import ROW_COLUMNS, MemoryReader, sql_in
+
+log = logging.getLogger(__name__)
+
+#: Two hits whose vectors are at least this similar (same project) are one memory said twice.
+DUPLICATE_SIMILARITY = 0.95
+DEFAULT_CANDIDATES = 30
+#: Warning code: phrases degraded to all-words because the FTS index lacks token positions.
+PHRASE_FALLBACK = FTS_PHRASE_UNSUPPORTED
+MAX_CANDIDATES = 1000
+
+Encode = Callable[[str], np.ndarray]
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """A validated memory search (the tool layer builds it from pydantic params)."""
+
+    filters: MemoryFilters
+    fulltext: str | None = None
+    semantic: str | None = None
+    weights: tuple[float, float] = (1.0, 1.0)
+    candidate_limit: int = DEFAULT_CANDIDATES
+    semantic_threshold: float | None = None
+    limit: int = 10
+    offset: int = 0
+    order_by: str = "desc"
+
+    @property
+    def mode(self) -> str:
+        if self.fulltext and self.semantic:
+            return "hybrid"
+        return "fulltext" if self.fulltext else "semantic" if self.semantic else "filter"
+
+
+@dataclass
+class SearchAnswer:
+    """Ranked candidates (all of them; the tool pages) plus what was hidden and why."""
+
+    hits: list[ranking.Candidate]
+    mode: str
+    total: int
+    superseded: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[dict[str, str]] = field(default_factory=list)
+
+
+def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> SearchAnswer:
+    """Run one memory search; ``encode`` is None when no embedder is available."""
+    f = req.filters
+    where = compile_where(f)
+    allowed = python_allowed_ids(reader, f, where)
+    if allowed is not None:
+        where = f"{where} AND {sql_in('id', allowed)}"
+    warnings: list[dict[str, str]] = []
+    mode = req.mode
+    if mode in ("semantic", "hybrid") and encode is None:
+        warnings.append(W.warn(W.EMBEDDING_UNAVAILABLE, "Memory search fell back to full-text only."))
+        mode = "fulltext" if req.fulltext or req.semantic else "filter"
+        req = SearchRequest(**{**req.__dict__, "fulltext": req.fulltext or req.semantic, "semantic": None})
+    if mode == "filter" or f.sort != "relevance":
+        return _finish(reader, req, where, _browse(reader, req, where), mode, warnings, rank=False)
+    depth = min(MAX_CANDIDATES, max(req.candidate_limit, (req.offset + req.limit) * 2))
+    cands: dict[str, ranking.Candidate] = {}
+    if req.fulltext:
+        _fts_leg(reader, parse_fulltext(req.fulltext), where, depth, cands, warnings)
+    if req.semantic and encode is not None:
+        try:
+            vec = encode(req.semantic)
+        except LocalMemoryError as exc:
+            warnings.append(W.warn(W.EMBEDDING_UNAVAILABLE, f"({exc.message}) Full-text only."))
+            if not req.fulltext:
+                _fts_leg(reader, parse_fulltext(req.semantic), where, depth, cands, warnings)
+                mode = "fulltext"
+        else:
+            _vector_leg(reader, vec, where, depth, req.semantic_threshold, cands)
+    ranking.fuse(cands, mode, req.weights)
+    uid_first = _uid_paste(reader, req.fulltext or req.semantic or "", where, cands)
+    out = _finish(reader, req, where, list(cands.values()), mode, warnings, rank=True)
+    if uid_first:
+        firsts = [c for i in uid_first for c in out.hits if c.id == i]
+        out.hits = firsts + [c for c in out.hits if c.id not in set(uid_first)]
+    return out
+
+
+def _fts_query(q: FullTextQuery, phrases: bool = True) -> Any:
+    cols, boosts = list(FTS_BOOSTS), list(FTS_BOOSTS.values())
+    if q.is_plain:
+        return MultiMatchQuery(" ".join(q.words()), cols, boosts=boosts, operator=FullTextOperator.OR)
+    clauses = []
+    for t in q.terms:
+        occur = Occur.MUST if t.occur == MUST else Occur.MUST_NOT if t.occur == MUST_NOT else Occur.SHOULD
+        if t.phrase and phrases:
+            sub: Any = BooleanQuery(
+                [
+                    (Occur.SHOULD, PhraseQuery(t.text, c, slop=0, document_granularity=None))
+                    for c in ("title", "content")
+                ]
+            )
+        elif t.phrase:  # an index without positions: every word of the phrase, in any order
+            sub = MultiMatchQuery(t.text, cols, boosts=boosts, operator=FullTextOperator.AND)
+        else:
+            sub = MultiMatchQuery(t.text, cols, boosts=boosts, operator=FullTextOperator.OR)
+        clauses.append((occur, sub))
+    return BooleanQuery(clauses)
+
+
+def _fts_leg(
+    reader: MemoryReader, q: FullTextQuery, where: str, depth: int, cands: dict, warnings: list
+) -> None:
+    if q.is_empty:
+        return
+    try:
+        rows = _run_fts(reader, _fts_query(q), where, depth)
+    except Exception as exc:  # noqa: BLE001 - an FTS index built without positions refuses phrases
+        log.info("memory phrase query failed (%s); phrases match as all-words", exc)
+        warnings.append(
+            warning(PHRASE_FALLBACK, f"The full-text index has no positions ({exc}); a quoted phrase matched "
+                    "all of its words in any order. `local-memory-indexer memory rebuild` after an upgrade fixes it.")
+        )  # fmt: skip
+        rows = _run_fts(reader, _fts_query(q, phrases=False), where, depth)
+    for rank, row in enumerate(rows, start=1):
+        score = float(row.pop("_score", 0.0))
+        c = cands.setdefault(row["id"], ranking.Candidate(row))
+        c.fts_score, c.fts_rank = score, rank
+
+
+def _run_fts(reader: MemoryReader, query: Any, where: str, depth: int) -> list[dict[str, Any]]:
+    return (
+        reader.table.search(query, query_type="fts")
+        .where(where, prefilter=True)
+        .select([*ROW_COLUMNS, "vector"])
+        .limit(depth)
+        .to_list()
+    )
+
+
+def _vector_leg(
+    reader: MemoryReader, vec: np.ndarray, where: str, depth: int, threshold: float | None, cands: dict
+) -> None:
+    rows = (
+        reader.table.search(vec.tolist(), vector_column_name="vector")
+        .distance_type("cosine")
+        .where(where, prefilter=True)
+        .select([*ROW_COLUMNS, "vector"])
+        .limit(depth)
+        .to_list()
+    )
+    rank = 0
+    for row in rows:
+        sim = 1.0 - float(row.pop("_distance", 1.0))
+        if threshold is not None and sim < threshold:
+            continue
+        rank += 1
+        c = cands.get(row["id"])
+        if c is None:
+            c = cands[row["id"]] = ranking.Candidate(row, match_source="vector")
+        c.similarity, c.vector_rank = sim, rank
+
+
+def _uid_paste(reader: MemoryReader, text: str, where: str, cands: dict) -> list[str]:
+    """Records named by uids in ``text`` (any filter aside: the caller asked for them), then mentions."""
+    uids = [t.upper() for t in text.replace(",", " ").split() if is_uid(t)]
+    if not uids:
+        return []
+    named = reader.by_ids(uids)
+    order: list[str] = []
+    for uid in uids:
+        if uid in named:
+            cands[uid] = cands.get(uid) or ranking.Candidate(named[uid])
+            cands[uid].match_source = "uid"
+            order.append(uid)
+    mention_ids = [m for uid in order for m in reader.mentions_of(uid)]
+    for mid, row in reader.by_ids(mention_ids, where).items():
+        cands.setdefault(mid, ranking.Candidate(row))
+    order.extend(m for m in mention_ids if m in cands and m not in order)
+    return order
+
+
+def _browse(reader: MemoryReader, req: SearchRequest, where: str) -> list[ranking.Candidate]:
+    return [ranking.Candidate(r, match_source="filter") for r in reader.rows(where, [*ROW_COLUMNS, "vector"])]
+
+
+def _finish(
+    reader: MemoryReader,
+    req: SearchRequest,
+    where: str,
+    cands: list[ranking.Candidate],
+    mode: str,
+    warnings: list,
+    *,
+    rank: bool,
+) -> SearchAnswer:
+    f = req.filters
+    live = reader.live_hits(c.id for c in cands)
+    for c in cands:
+        if c.id in live:
+            c.row["hits"], c.row["last_hit"] = live[c.id]
+    path_matched = {c.id for c in cands if f.path and matches_any_pattern(f.path, c.row.get("paths") or ())}
+    ranking.score(cands, path_matched)
+    sort = (
+        f.sort
+        if (rank or f.sort != "relevance")
+        else ("updated" if req.order_by == "desc" and not _seed004(req) else f"created_{req.order_by}")
+    )
+    cands.sort(key=lambda c: ranking.order_key(c, sort))
+    superseded: list[dict[str, str]] = []
+    if not f.include_superseded and f.status != "superseded":
+        cands = _fold_superseded(reader, f, where, cands, superseded, path_matched)
+    cands = _collapse(cands)
+    return SearchAnswer(cands, mode, len(cands), superseded, warnings)
+
+
+def _seed004(req: SearchRequest) -> bool:
+    f = req.filters
+    return any(x is not None for x in (f.tree, f.meta, f.meta_predicate, f.temporal)) or req.order_by == "asc"
+
+
+def _fold_superseded(
+    reader: MemoryReader, f: MemoryFilters, where: str, cands: list, hidden: list, path_matched: set[str]
+) -> list[ranking.Candidate]:
+    """Replace each superseded hit with its newest visible successor, at the better position."""
+    successors = {
+        c.id: _newest_successor(reader, c.row["succeeded_by"], where)
+        for c in cands
+        if c.row.get("succeeded_by")
+    }
+    if not successors:
+        return cands
+    present = {c.id: c for c in cands}
+    out: list[ranking.Candidate] = []
+    placed: dict[str, ranking.Candidate] = {}
+    for c in cands:
+        if c.id in placed:
+            continue
+        succ = successors.get(c.id, c.id) if c.id in successors else c.id
+        if c.id in successors and succ is None:
+            if _current_as_of(reader, c, f.as_of):
+                out.append(placed.setdefault(c.id, c))
+            else:
+                hidden.append({"id": c.id, "succeeded_by": c.row["succeeded_by"]})
+            continue
+        if succ == c.id:
+            out.append(placed.setdefault(c.id, c))
+            continue
+        hidden.append({"id": c.id, "succeeded_by": succ})
+        s = placed.get(succ)
+        if s is None:
+            s = present.get(succ) or _candidate(reader, succ, path_matched)
+            placed[succ] = s
+            out.append(s)
+        s.replaces.append(c.id)
+    return out
+
+
+def _current_as_of(reader: MemoryReader, c: ranking.Candidate, as_of: str | None) -> bool:
+    """True when ``as_of`` predates the successor: the old record was what held then."""
+    if not as_of:
+        return False
+    succ = reader.by_ids([c.row["succeeded_by"]])
+    return not succ or next(iter(succ.values()))["created"] > as_of
+
+
+def _newest_successor(reader: MemoryReader, first: str, where: str) -> str | None:
+    current: str | None = first
+    best: str | None = None
+    hops = 0
+    while current and hops < 20:
+        rows = reader.by_ids([current], where)
+        if current not in rows:
+            break
+        best, current = current, rows[current].get("succeeded_by")
+        hops += 1
+    return best
+
+
+def _candidate(reader: MemoryReader, uid: str, path_matched: set[str]) -> ranking.Candidate:
+    row = reader.rows(sql_in("id", [uid]), [*ROW_COLUMNS, "vector"])[0]
+    c = ranking.Candidate(row, match_source="successor")
+    ranking.score([c], path_matched)
+    return c
+
+
+def _collapse(cands: list[ranking.Candidate]) -> list[ranking.Candidate]:
+    """Fold near-duplicates into the best-ranked one (``collapsed`` lists them)."""
+    kept: list[ranking.Candidate] = []
+    vecs: list[np.ndarray] = []
+    owners: list[ranking.Candidate] = []
+    for c in cands:
+        raw = c.row.pop("vector", None)
+        v = None if raw is None else np.asarray(raw, dtype=np.float32)
+        dup = None
+        if v is not None and vecs:
+            sims = np.stack(vecs) @ v
+            for i in np.argsort(-sims):
+                if sims[i] < DUPLICATE_SIMILARITY:
+                    break
+                if owners[i].row["project"] == c.row["project"]:
+                    dup = owners[i]
+                    break
+        if dup is not None:
+            dup.collapsed.append(c.id)
+            continue
+        kept.append(c)
+        if v is not None:
+            vecs.append(v)
+            owners.append(c)
+    return kept
