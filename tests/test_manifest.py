@@ -25,7 +25,7 @@ CONTRACT_HASHES: dict[str, str] = {
     # 1.1 (additive): the memory tools of both servers, indexer warning codes untagged /
     # malformed_record, search warning codes of the memory tools, error codes MALFORMED_RECORD /
     # VERSION_CONFLICT.
-    "1.1": "PENDING",
+    "1.1": "bea5f6df1d3c17316a2239766d1705214e8f6e30832a67a3da7ae119c6c894c0",
 }
 
 #: Seed 003, transcribed independently of the generator: the 15 tools and their required params.
