@@ -260,8 +260,9 @@ def _queries(project: Path, count: int, seed: int = 11) -> list[tuple[str, dict[
 
 
 def _stage(stages: list[dict[str, Any]], name: str, started: float) -> None:
-    import pyarrow as pa
     import tracemalloc
+
+    import pyarrow as pa
 
     current, _peak = tracemalloc.get_traced_memory()
     stages.append(
