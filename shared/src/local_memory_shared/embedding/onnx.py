@@ -363,7 +363,9 @@ class OnnxEmbedder(Embedder):
             truncated = sum(1 for e in encodings if e.overflowing)
             del encodings
             if truncated:
-                logger.debug("%d of %d texts truncated to %d tokens", truncated, len(window), loaded.max_tokens)
+                logger.debug(
+                    "%d of %d texts truncated to %d tokens", truncated, len(window), loaded.max_tokens
+                )
             # Sorting by length makes each run's rows nearly equally long, so padding (which costs
             # as much compute as real tokens) all but disappears.
             lengths = [len(row) for row in ids]
