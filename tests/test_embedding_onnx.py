@@ -189,3 +189,98 @@ def test_registry_rejects_unknown_backends_and_bad_dimensions():
 def test_registry_passes_the_model_folder(model_folder):
     embedder = create_embedder("onnx", str(model_folder), dimension=384, settings=load_settings())
     assert isinstance(embedder, OnnxEmbedder) and embedder.dimension == 384
+
+
+# ---- issue 14: token-bounded runs, streaming, low-memory session ----------------------------
+
+
+def test_plan_batches_bounds_padded_tokens_and_rows():
+    from local_memory_shared.embedding.onnx import plan_batches
+
+    lengths = [256, 3, 200, 10, 256, 40, 7, 256, 90]
+    plan = plan_batches(lengths, max_rows=4, max_tokens=512)
+    assert sorted(i for rows in plan for i in rows) == list(range(len(lengths)))
+    for rows in plan:
+        assert len(rows) <= 4
+        assert len(rows) == 1 or len(rows) * max(lengths[i] for i in rows) <= 512
+    # Shortest first: the short texts share runs, each 256-token text fills a run of two at most.
+    assert plan[0] == [1, 6, 3, 5]
+    assert plan_batches([600], max_rows=8, max_tokens=512) == [[0]]  # alone even if over budget
+    unsorted = plan_batches(lengths, max_rows=4, max_tokens=None, sort=False)
+    assert unsorted == [[0, 1, 2, 3], [4, 5, 6, 7], [8]]
+
+
+def test_iter_embeddings_streams_every_text_once_across_windows(monkeypatch, one_by_one):
+    from local_memory_shared.embedding import onnx as onnx_module
+
+    monkeypatch.setattr(onnx_module, "SORT_WINDOW", 4)  # three windows for the 11 texts
+    embedder = OnnxEmbedder(max_batch_tokens=300)
+    seen: list[int] = []
+    runs = 0
+    for positions, vectors in embedder.iter_embeddings(TEXTS):
+        runs += 1
+        assert vectors.shape == (len(positions), 384)
+        np.testing.assert_allclose(vectors, one_by_one[positions], atol=1e-4)
+        seen.extend(int(p) for p in positions)
+    assert sorted(seen) == list(range(len(TEXTS)))
+    assert runs >= 4  # 300 padded tokens cannot hold two of the long texts
+
+
+def test_low_memory_session_matches_the_default_session(one_by_one):
+    ort_defaults = OnnxEmbedder(batch_size=32, max_batch_tokens=None, low_memory=False)
+    np.testing.assert_allclose(ort_defaults.embed_documents(TEXTS), one_by_one, atol=1e-4)
+    with pytest.raises(ValueError, match="max_batch_tokens"):
+        OnnxEmbedder(max_batch_tokens=0)
+
+
+def test_base_iter_embeddings_slices_any_backend():
+    from local_memory_shared.embedding.base import STREAM_SLICE, Embedder
+
+    class LengthEmbedder(Embedder):
+        backend, model = "test", "length"
+
+        @property
+        def dimension(self) -> int:
+            return 2
+
+        def embed_documents(self, texts, progress=None):
+            return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+    texts = ["x" * i for i in range(STREAM_SLICE * 2 + 5)]
+    progress: list[tuple[int, int]] = []
+    parts = list(LengthEmbedder().iter_embeddings(texts, lambda d, t: progress.append((d, t))))
+    assert [len(p) for p, _ in parts] == [STREAM_SLICE, STREAM_SLICE, 5]
+    for positions, vectors in parts:
+        assert vectors[:, 0].tolist() == [float(p) for p in positions]
+    assert progress[-1] == (len(texts), len(texts))
+
+
+MEMORY_PROBE = """
+import json, resource, sys
+from local_memory_shared.embedding.onnx import OnnxEmbedder
+kwargs = json.loads(sys.argv[1])
+embedder = OnnxEmbedder(threads=2, **kwargs)
+embedder.embed_query("warm up")
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+texts = [f"def handler_{i}(request):\\n    return process(request.body, {i})\\n" * 30 for i in range(64)]
+embedder.embed_documents(texts)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)
+"""
+
+
+def _peak_growth_mb(kwargs: dict) -> int:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", MEMORY_PROBE, json.dumps(kwargs)], capture_output=True, text=True, check=True
+    )
+    return int(out.stdout.strip())
+
+
+def test_long_texts_stay_within_a_memory_budget():
+    # 64 texts of 256 tokens: ORT's defaults with 32-text runs grow the process by ~600 MB here.
+    lean = _peak_growth_mb({})
+    assert lean < 200, f"peak grew {lean} MB while embedding 64 long texts"
+    legacy = _peak_growth_mb({"batch_size": 32, "max_batch_tokens": None, "low_memory": False})
+    assert legacy > lean + 150, (legacy, lean)

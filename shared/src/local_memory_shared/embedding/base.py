@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -11,6 +11,8 @@ from ..errors import DimensionMismatch
 
 #: Called with (done, total) as batches finish, so long runs can show progress.
 ProgressFn = Callable[[int, int], None]
+#: Texts per slice of the default :meth:`Embedder.iter_embeddings` (remote backends batch by count).
+STREAM_SLICE = 64
 
 
 class Embedder(ABC):
@@ -32,6 +34,22 @@ class Embedder(ABC):
     @abstractmethod
     def embed_documents(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
         """Embed chunk texts; returns shape (len(texts), dimension)."""
+
+    def iter_embeddings(
+        self, texts: Sequence[str], progress: ProgressFn | None = None
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Yield ``(positions, vectors)`` batch by batch, so a caller never holds all vectors at once.
+
+        ``positions`` are indices into ``texts`` (int64); together the batches cover every text
+        exactly once, in no promised order. Backends with a cheaper native plan override this.
+        """
+        total = len(texts)
+        for start in range(0, total, STREAM_SLICE):
+            stop = min(start + STREAM_SLICE, total)
+            vectors = self.check_dimension(self.embed_documents(texts[start:stop]))
+            yield np.arange(start, stop, dtype=np.int64), vectors
+            if progress is not None:
+                progress(stop, total)
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query; returns shape (dimension,)."""

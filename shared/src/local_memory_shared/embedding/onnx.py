@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,8 +33,18 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: MiniLM was trained on 256 word pieces (sentence_bert_config.json says so); its tokenizer.json
 #: says 128 only because of how it was exported, and 512 positions exist but were never trained.
 DEFAULT_MAX_TOKENS = 256
-#: Texts per ONNX run. Batches are formed after sorting by length, so little is lost to padding.
-DEFAULT_BATCH_SIZE = 32
+#: Most texts per ONNX run. Batches are formed after sorting by length, so little is lost to padding.
+DEFAULT_BATCH_SIZE = 64
+#: Most PADDED tokens (rows x longest row) per ONNX run: this, not the text count, bounds the
+#: activations (attention alone is 12 heads x rows x len^2 floats). 2,048 keeps one run's
+#: working set near 50 MB at 256-token rows (bench/footprint.py) and still gives each
+#: matrix product thousands of rows, so 2 cores stay as busy as with bigger runs.
+DEFAULT_BATCH_TOKENS = 2048
+#: glibc's M_MMAP_THRESHOLD parameter number, and the fixed threshold we set (see bound_malloc_heap).
+_M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD_BYTES = 1 << 20
+#: Texts tokenized and length-sorted together; bounds the token-id buffers for any input size.
+SORT_WINDOW = 2048
 
 
 @dataclass(frozen=True)
@@ -117,10 +127,80 @@ def default_threads() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def session_options(ort: Any, threads: int, low_memory: bool = True) -> Any:
+    """ONNX Runtime options for an embedding session that may live all day beside other work.
+
+    ``low_memory`` (the default) turns off the CPU memory arena and memory-pattern planning:
+    the arena keeps the largest working set ever seen (grown in powers of two, never given
+    back), and memory patterns pre-plan one buffer layout per distinct input shape, which with
+    length-sorted batches is nearly every run. Without them each tensor is allocated and freed
+    per run, so resident memory follows the current batch (measured by bench/footprint.py at
+    the same throughput). ``low_memory=False`` gives ORT's defaults, for comparison.
+    """
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    # One graph, run node after node: a second pool would only compete for the same cores.
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3  # ORT's warnings about unused initializers are noise
+    if low_memory:
+        options.enable_cpu_mem_arena = False
+        options.enable_mem_pattern = False
+        # Idle worker threads sleep instead of spinning, so an idle daemon costs no CPU.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
+
+
+def bound_malloc_heap() -> bool:
+    """Fix glibc's mmap threshold at 1 MB so freed activation buffers go back to the OS at once.
+
+    glibc raises the threshold (up to 32 MB) each time a large mmapped block is freed, after
+    which ONNX Runtime's multi-MB activation buffers come from the heap and stay resident when
+    freed: measured +470 MB after one 8x256 run without it, +50 MB with it. Process-wide and
+    harmless for small allocations; a no-op (False) where the C library is not glibc.
+    """
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
+
+
+def plan_batches(
+    lengths: Sequence[int], max_rows: int, max_tokens: int | None, *, sort: bool = True
+) -> list[list[int]]:
+    """Group positions (shortest first if ``sort``) so rows x longest row stays within ``max_tokens``.
+
+    A text longer than ``max_tokens`` on its own still gets a run of one row.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i]) if sort else range(len(lengths))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    width = 0
+    for i in order:
+        grown = max(width, lengths[i])
+        too_wide = max_tokens is not None and (len(current) + 1) * grown > max_tokens
+        if current and (len(current) >= max_rows or too_wide):
+            batches.append(current)
+            current, grown = [], lengths[i]
+        current.append(i)
+        width = grown
+    if current:
+        batches.append(current)
+    return batches
+
+
 class _Loaded:
     """The session, tokenizer and facts learned when loading; immutable once built."""
 
-    def __init__(self, files: OnnxModelFiles, threads: int, max_tokens: int | None) -> None:
+    def __init__(
+        self, files: OnnxModelFiles, threads: int, max_tokens: int | None, low_memory: bool = True
+    ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -134,11 +214,9 @@ class _Loaded:
         tokenizer.enable_truncation(max_length=self.max_tokens)
         self.tokenizer = tokenizer
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3  # ORT's warnings about unused initializers are noise
+        options = session_options(ort, threads, low_memory)
+        if low_memory:
+            bound_malloc_heap()
         try:
             self.session = ort.InferenceSession(
                 str(files.model), sess_options=options, providers=["CPUExecutionProvider"]
@@ -194,14 +272,20 @@ class OnnxEmbedder(Embedder):
         max_tokens: int | None = None,
         expected_dimension: int | None = None,
         sort_by_length: bool = True,
+        max_batch_tokens: int | None = DEFAULT_BATCH_TOKENS,
+        low_memory: bool = True,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        if max_batch_tokens is not None and max_batch_tokens < 1:
+            raise ValueError("max_batch_tokens must be at least 1 (or None for no token bound)")
         # Fail fast on a wrong EMBED_MODEL; the expensive load still waits for first use.
         self._files = resolve_model_files(model)
         self.model = model if model == DEFAULT_MODEL else str(Path(model).expanduser().resolve())
         self.threads = threads or default_threads()
         self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
+        self.low_memory = low_memory
         self.sort_by_length = sort_by_length
         self._max_tokens = max_tokens
         self._expected_dimension = expected_dimension
@@ -218,7 +302,7 @@ class OnnxEmbedder(Embedder):
         if loaded is None:
             with self._lock:
                 if self._loaded is None:
-                    candidate = _Loaded(self._files, self.threads, self._max_tokens)
+                    candidate = _Loaded(self._files, self.threads, self._max_tokens, self.low_memory)
                     if (
                         self._expected_dimension is not None
                         and candidate.dimension != self._expected_dimension
@@ -255,28 +339,43 @@ class OnnxEmbedder(Embedder):
         return [len(e.ids) for e in loaded.tokenizer.encode_batch(list(texts))]
 
     def embed_documents(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
-        """Embed texts in length-sorted batches; rows come back in the input order."""
+        """Embed texts in length-sorted, token-bounded batches; rows come back in the input order."""
+        out = np.zeros((len(texts), self._load().dimension), dtype=np.float32)
+        for positions, vectors in self.iter_embeddings(texts, progress):
+            out[positions] = vectors
+        return self.check_dimension(out)
+
+    def iter_embeddings(
+        self, texts: Sequence[str], progress: ProgressFn | None = None
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Yield ``(positions, vectors)`` per ONNX run; memory stays bounded for any number of texts.
+
+        Texts are tokenized and length-sorted in windows of :data:`SORT_WINDOW`, then cut into
+        runs of at most ``batch_size`` rows and ``max_batch_tokens`` padded tokens.
+        """
         loaded = self._load()
         total = len(texts)
-        out = np.zeros((total, loaded.dimension), dtype=np.float32)
-        if total == 0:
-            return out
-        encodings = loaded.tokenizer.encode_batch(list(texts))
-        ids = [e.ids for e in encodings]
-        # Sorting by length makes each batch's rows nearly equally long, so padding (which costs
-        # as much compute as real tokens) all but disappears.
-        order = sorted(range(total), key=lambda i: len(ids[i])) if self.sort_by_length else list(range(total))
-        truncated = sum(1 for e in encodings if e.overflowing)
-        if truncated:
-            logger.debug("%d of %d texts truncated to %d tokens", truncated, total, loaded.max_tokens)
         done = 0
-        for start in range(0, total, self.batch_size):
-            rows = order[start : start + self.batch_size]
-            out[rows] = loaded.run_ids([ids[i] for i in rows])
-            done += len(rows)
-            if progress is not None:
-                progress(done, total)
-        return self.check_dimension(out)
+        for start in range(0, total, SORT_WINDOW):
+            window = list(texts[start : start + SORT_WINDOW])
+            encodings = loaded.tokenizer.encode_batch(window)
+            ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
+            truncated = sum(1 for e in encodings if e.overflowing)
+            del encodings
+            if truncated:
+                logger.debug(
+                    "%d of %d texts truncated to %d tokens", truncated, len(window), loaded.max_tokens
+                )
+            # Sorting by length makes each run's rows nearly equally long, so padding (which costs
+            # as much compute as real tokens) all but disappears.
+            lengths = [len(row) for row in ids]
+            plan = plan_batches(lengths, self.batch_size, self.max_batch_tokens, sort=self.sort_by_length)
+            for rows in plan:
+                vectors = loaded.run_ids([ids[i] for i in rows])
+                done += len(rows)
+                yield np.asarray(rows, dtype=np.int64) + start, vectors
+                if progress is not None:
+                    progress(done, total)
 
     def ping(self) -> BackendHealth:
         """Load the model and embed one word; ok unless the files are missing or broken."""
