@@ -149,9 +149,7 @@ def test_token_from_environment(tmp_path: Path) -> None:
     from local_memory_search.monitor import create_app
     from starlette.testclient import TestClient
 
-    import pytest as _pytest
-
-    with _pytest.MonkeyPatch.context() as mp:
+    with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LOCAL_MEMORY_HTTP_TOKEN", TOKEN)
         mp.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(tmp_path))
         client = TestClient(create_app(), base_url="http://127.0.0.1")

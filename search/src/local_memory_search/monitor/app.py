@@ -26,6 +26,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from local_memory_shared.config import Settings, load_settings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -33,8 +34,6 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
-
-from local_memory_shared.config import Settings, load_settings
 
 from . import views
 
