@@ -19,6 +19,8 @@ $(STAMP): pyproject.toml shared/pyproject.toml indexer/pyproject.toml search/pyp
 	# Benchmarks (make bench, and the smoke run in make test): BM25 baseline, RSS; ripgrep baseline from Debian.
 	$(PY) -m pip install -q -r bench/requirements.txt
 	command -v rg >/dev/null 2>&1 || apt-get install -y -q ripgrep >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q ripgrep >/dev/null 2>&1) || echo "ripgrep not installed: the grep baseline uses its Python re fallback"
+	# The status monitor's browser tests drive Debian's Chromium (Playwright's own browser download cannot work offline).
+	command -v chromium >/dev/null 2>&1 || apt-get install -y -q chromium >/dev/null 2>&1 || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1) || echo "chromium not installed: the monitor browser tests will fail"
 	touch $(STAMP)
 
 test: install

@@ -164,7 +164,36 @@ def build_parser() -> argparse.ArgumentParser:
     add_transport_args(p, INDEXER_HTTP_PORT)
     p.set_defaults(func=cmd_serve)
     add_memory_parser(sub)
+    p = sub.add_parser("setup-client", help="add both MCP servers to a client's config (merged, backed up)")
+    p.add_argument("client", choices=["claude-desktop", "claude-code", "cursor", "vscode"])
+    p.add_argument("--print", action="store_true", help="print the entries instead of writing the config")
+    p.add_argument("--config", default=None, help="config file to merge into (default: the client's own)")
+    p.add_argument("--project", default=None, help="default project for the searcher (optional)")
+    p.add_argument("--json", action="store_true", help="print what was done as JSON")
+    p.set_defaults(func=cmd_setup_client)
     return parser
+
+
+def cmd_setup_client(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .clients import CLIENTS, setup_client
+
+    result = setup_client(
+        args.client,
+        data_root=load_settings().data_root,
+        config_path=Path(args.config).expanduser() if args.config else None,
+        default_project=args.project,
+        write=not args.print,
+    )
+    if args.json:
+        _emit({"ok": True, "data": result.to_dict(), "warnings": []})
+    elif args.print:
+        _emit({CLIENTS[args.client].servers_key: result.servers})
+    else:
+        backup = f" (backup: {result.backup_path})" if result.backup_path else ""
+        print(f"wrote {', '.join(result.servers)} to {result.config_path}{backup}", file=sys.stderr)
+    return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ local-memory-search serve [--http --port N --token T]  serve MCP (stdio, or stre
 local-memory-search query "TEXT" [--project P] [--mode hybrid|keyword|semantic] [--limit N] [--json]
 local-memory-search tool NAME --args '{"query": "..."}'   print exactly the tool's envelope
 local-memory-search tools [--json]                    list the tools
+local-memory-search monitor [--port 3124] [--token T]  the read-only status monitor web page
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from local_memory_shared.contract import SEARCH_HTTP_PORT
+from local_memory_shared.contract import MONITOR_HTTP_PORT, SEARCH_HTTP_PORT
 from local_memory_shared.envelope import error
 from local_memory_shared.errors import InvalidArgument
 from local_memory_shared.mcp_adapter import add_transport_args
@@ -52,6 +53,10 @@ def _parser() -> argparse.ArgumentParser:
 
     sv = sub.add_parser("serve", help="run the MCP server (stdio by default)")
     add_transport_args(sv, SEARCH_HTTP_PORT)
+    mon = sub.add_parser("monitor", help="serve the read-only status monitor web page on 127.0.0.1")
+    mon.add_argument("--port", type=int, default=MONITOR_HTTP_PORT)
+    mon.add_argument("--token", default=None, help="bearer token for /api/* (or LOCAL_MEMORY_HTTP_TOKEN)")
+    mon.add_argument("--json", action="store_true", help="print the monitor's address as JSON before serving")
     return p
 
 
@@ -103,6 +108,13 @@ def main(argv: list[str] | None = None) -> int:
         from .server import main as serve
 
         serve(http=args.http, port=args.port, token=args.token)
+        return 0
+    if args.command == "monitor":
+        from .monitor import serve as serve_monitor
+
+        if args.json:
+            _print_json({"ok": True, "data": {"url": f"http://127.0.0.1:{args.port}/"}})
+        serve_monitor(port=args.port, token=args.token)
         return 0
     if args.command == "tool":
         try:

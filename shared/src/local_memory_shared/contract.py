@@ -26,6 +26,8 @@ SEARCH_SERVER = "local-memory-search"
 HTTP_PORTS: dict[str, int] = {INDEXER_SERVER: 8765, SEARCH_SERVER: 8766}
 INDEXER_HTTP_PORT = HTTP_PORTS[INDEXER_SERVER]
 SEARCH_HTTP_PORT = HTTP_PORTS[SEARCH_SERVER]
+#: The searcher's read-only status monitor web page (seed 000's port).
+MONITOR_HTTP_PORT = 3124
 HTTP_HOST = "127.0.0.1"
 HTTP_PATH = "/mcp"
 TOKEN_ENV = "LOCAL_MEMORY_HTTP_TOKEN"
@@ -35,6 +37,9 @@ TOKEN_ENV = "LOCAL_MEMORY_HTTP_TOKEN"
 #: The HTTP transport's only error of its own: no or wrong bearer token (status 401).
 UNAUTHORIZED = "UNAUTHORIZED"
 UNAUTHORIZED_MEANING = "HTTP transport only: missing or wrong bearer token (401)."
+#: The status monitor refuses a Host header that is not the loopback address (DNS rebinding, 403).
+FORBIDDEN_HOST = "FORBIDDEN_HOST"
+FORBIDDEN_HOST_MEANING = "Status monitor only: the Host header is not the loopback address (403)."
 
 
 def error_codes() -> dict[str, str]:
@@ -46,6 +51,7 @@ def error_codes() -> dict[str, str]:
         out.setdefault(cls.code, (cls.__doc__ or "").strip().splitlines()[0])
         stack.extend(cls.__subclasses__())
     out[UNAUTHORIZED] = UNAUTHORIZED_MEANING
+    out[FORBIDDEN_HOST] = FORBIDDEN_HOST_MEANING
     return out
 
 
