@@ -62,11 +62,49 @@ class Monitor:
 
 
 def build_project(root: Path) -> tuple[Path, Path]:
-    """Write and index the fixture project (code + call graph); returns (project, data_root)."""
+    """Write and index the fixture project (code + call graph) and a memory vault; returns (project, data_root)."""
     project = write_project(root / "proj", {**FILES, **GRAPH_FILES}, git=False)
     data_root = root / "data"
     index(project, data_root)
+    write_memories(project, data_root)
     return project, data_root
+
+
+#: Record ids of the fixture vault by role (filled by :func:`write_memories`).
+MEMORY: dict[str, str] = {}
+
+
+def write_memories(project: Path, data_root: Path) -> None:
+    """A small real vault for the fixture project: a trap, an untagged note, scratch, a supersession."""
+    from local_memory_indexer.memory.writer import MemoryWriter
+    from local_memory_shared.config import load_memory_settings
+    from local_memory_shared.memory.model import project_for_cwd
+    from search_support import env
+
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(data_root), LOCAL_MEMORY_VAULT=None):
+        writer = MemoryWriter(load_memory_settings(), commit_delay=0.0)
+        try:
+            slug = project_for_cwd(str(project))
+            base = {"project": slug}
+            MEMORY["trap"] = writer.write(
+                {**base, "kind": "trap", "title": "Pool connections leak on retry", "severity": "high",
+                 "content": "ConnectionPool.connect retries without closing the socket.", "tags": ["db", "retry"]}
+            ).record.id  # fmt: skip
+            MEMORY["untagged"] = writer.write(
+                {**base, "kind": "note", "title": "Untagged note about caching", "content": "LRU sizes."}
+            ).record.id
+            MEMORY["scratch"] = writer.write(
+                {**base, "kind": "scratch", "title": "Scratch: try a bigger pool", "tags": ["db"]}
+            ).record.id
+            MEMORY["old"] = writer.write(
+                {**base, "kind": "decision", "title": "Cache sessions in memcached", "tags": ["cache"]}
+            ).record.id
+            MEMORY["new"] = writer.supersede(
+                MEMORY["old"],
+                {"title": "Cache sessions in Redis", "tags": ["cache", "redis"], "content": "1h TTL."},
+            ).record.id
+        finally:
+            writer.close()
 
 
 def start_monitor(project: Path, data_root: Path, *, token: str = TOKEN) -> Monitor:

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 from local_memory_shared.catalog import job_progress
-from monitor_support import TOKEN, Monitor, build_project, start_monitor, stop_monitor
+from monitor_support import MEMORY, TOKEN, Monitor, build_project, start_monitor, stop_monitor
 from search_support import snapshot
 
 
@@ -132,9 +132,42 @@ def test_job_progress_derives_rate_and_eta_from_the_published_row() -> None:
     assert not dead.alive and dead.eta_seconds is None
 
 
+def test_memory_listing_hides_ephemeral_kinds_and_sorts_by_hits(monitor: Monitor) -> None:
+    status, body = monitor.get(q(monitor, "/api/records"))
+    assert status == 200
+    ids = [r["id"] for r in body["records"]]
+    assert MEMORY["trap"] in ids and MEMORY["untagged"] in ids and MEMORY["scratch"] not in ids
+    assert MEMORY["old"] not in ids  # superseded: its successor stands in for it
+    status, body = monitor.get(q(monitor, "/api/records", includeEphemeral="true"))
+    assert MEMORY["scratch"] in [r["id"] for r in body["records"]]
+    status, body = monitor.get(q(monitor, "/api/records", untagged="true", includeEphemeral="true"))
+    assert [r["id"] for r in body["records"]] == [MEMORY["untagged"]]
+    assert monitor.get(q(monitor, "/api/records", sort="nonsense"))[1]["error"]["field"] == "sort"
+
+
+def test_memory_search_answers_hits_with_explain(monitor: Monitor) -> None:
+    status, body = monitor.get(
+        q(monitor, "/api/records/search", q="connection leak when retrying", explain="true")
+    )
+    assert status == 200 and set(body) >= {"ok", "hits", "warnings"}
+    assert body["hits"][0]["id"] == MEMORY["trap"]
+    assert "explain" in body["hits"][0]
+
+
+def test_a_record_comes_with_its_supersession_chain(monitor: Monitor) -> None:
+    status, body = monitor.get(q(monitor, f"/api/records/{MEMORY['new']}"))
+    assert status == 200
+    assert body["data"]["record"]["title"] == "Cache sessions in Redis"
+    assert [c["id"] for c in body["data"]["chain"]] == [MEMORY["old"], MEMORY["new"]]
+    assert monitor.get(q(monitor, "/api/records/NOT-A-UID"))[1]["error"]["field"] == "uid"
+
+
 def test_the_monitor_writes_nothing_under_the_data_root(monitor: Monitor) -> None:
     before = snapshot(monitor.data_root)
     for route in (
+        q(monitor, "/api/records"),
+        q(monitor, f"/api/records/{MEMORY['trap']}"),
+        q(monitor, "/api/records/search", q="pool"),
         "/api/projects",
         "/api/jobs",
         q(monitor, "/api/search", q="cache", explain="true"),

@@ -120,10 +120,19 @@ def test_graph_draws_the_callers_and_opens_code_on_click(page: object, shots: Pa
 def test_health_tab_shows_the_doctor(page: object, shots: Path) -> None:
     page.click("nav button[data-tab=health]")  # type: ignore[attr-defined]
     page.wait_for_selector("#doctor .badge")  # type: ignore[attr-defined]
+    page.wait_for_selector("#untagged li")  # type: ignore[attr-defined]
+    assert "Untagged note about caching" in page.inner_text("#untagged")  # type: ignore[attr-defined]
     page.screenshot(path=str(shots / "health.png"), full_page=True)  # type: ignore[attr-defined]
 
 
-def test_memory_tab_loads(page: object, shots: Path) -> None:
+def test_memory_tab_lists_records_and_opens_the_supersession_chain(page: object, shots: Path) -> None:
+    from monitor_support import MEMORY
+
     page.click("nav button[data-tab=memory]")  # type: ignore[attr-defined]
-    page.wait_for_selector("#memory-warnings div, #memory-results li, #memory-results p")  # type: ignore[attr-defined]
+    page.wait_for_selector(f"#memory-results li[data-id='{MEMORY['trap']}']")  # type: ignore[attr-defined]
+    page.click(f"#memory-results li[data-id='{MEMORY['new']}']")  # type: ignore[attr-defined]
+    page.wait_for_function("document.querySelector('#memory-record').textContent.includes('Supersession')")  # type: ignore[attr-defined]
+    text = page.inner_text("#memory-record")  # type: ignore[attr-defined]
+    assert "Cache sessions in Redis" in text and "Cache sessions in memcached" in text
+    assert "null" not in text  # absent parts are left out, not printed
     page.screenshot(path=str(shots / "memory.png"), full_page=True)  # type: ignore[attr-defined]

@@ -179,26 +179,34 @@ class GetMemoryParams(StrictModel):
     sessionId: str | None = None
 
 
+def read_record(
+    reader: MemoryReader, uid: str, offset: int = 0
+) -> tuple[dict[str, Any], int | None, dict[str, Any]]:
+    """One record in full (content paged at 40,000 characters), counting nothing: (record, next_offset, row)."""
+    if not is_uid(uid):
+        raise InvalidArgument(f"uid must be a 26-character record id, got {uid!r}", field="uid")
+    rows = reader.by_ids([uid.upper()])
+    if not rows:
+        raise NotFound(f"no memory {uid}", field="uid")
+    row = next(iter(rows.values()))
+    live = reader.live_hits([row["id"]])
+    if row["id"] in live:
+        row["hits"], row["last_hit"] = live[row["id"]]
+    rec = shape_hit(Candidate(row, match_source="uid"), with_explain=False, truncate=False)
+    for k in ("score", "fts_rank", "scores", "collapsed", "replaces", "content_truncated"):
+        rec.pop(k, None)
+    from .shape import PAGE_CHARS
+
+    full = rec["content"] or ""
+    rec["content"] = full[offset : offset + PAGE_CHARS]
+    nxt = offset + PAGE_CHARS if offset + PAGE_CHARS < len(full) else None
+    return rec, nxt, row
+
+
 def get_memory(p: GetMemoryParams, settings: Settings) -> ToolOutput:
     """The full record (content paged at 40,000 characters); a hit-eligible get counts a hit."""
-    if not is_uid(p.uid):
-        raise InvalidArgument(f"uid must be a 26-character record id, got {p.uid!r}", field="uid")
     with open_reader(settings.data_root) as reader:
-        rows = reader.by_ids([p.uid.upper()])
-        if not rows:
-            raise NotFound(f"no memory {p.uid}", field="uid")
-        row = next(iter(rows.values()))
-        live = reader.live_hits([row["id"]])
-        if row["id"] in live:
-            row["hits"], row["last_hit"] = live[row["id"]]
-        rec = shape_hit(Candidate(row, match_source="uid"), with_explain=False, truncate=False)
-        for k in ("score", "fts_rank", "scores", "collapsed", "replaces", "content_truncated"):
-            rec.pop(k, None)
-        from .shape import PAGE_CHARS
-
-        full = rec["content"] or ""
-        rec["content"] = full[p.offset : p.offset + PAGE_CHARS]
-        nxt = p.offset + PAGE_CHARS if p.offset + PAGE_CHARS < len(full) else None
+        rec, nxt, row = read_record(reader, p.uid, p.offset)
         w = H.send_hits(reader.paths.socket, H.eligible([row]), p.sessionId)
     return ToolOutput(
         data=rec, warnings=[w] if w else [], extra={"next_offset": nxt, "has_more": nxt is not None}

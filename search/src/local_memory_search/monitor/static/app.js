@@ -159,11 +159,11 @@ async function openRecord(id) {
   const r = env.record || (env.data && env.data.record) || env.data || {};
   const chain = (env.chain || (env.data && env.data.chain) || []);
   const links = (env.links || (env.data && env.data.links) || r.links || []);
-  box.replaceChildren(el("h3", {}, r.title || id),
+  box.replaceChildren(...[el("h3", {}, r.title || id),
     el("div", { class: "meta" }, `${r.kind} · ${r.status || ""} · ${r.project || ""} · updated ${r.updated || ""} · v${r.version || 1}`),
     chain.length ? el("div", { class: "chain" }, "Supersession: ", ...chain.map((c) => el("a", { href: "#memory", onclick: () => openRecord(c.id || c) }, c.title || c.id || c))) : null,
     links.length ? el("div", { class: "chain" }, "Links: ", ...links.map((c) => el("a", { href: "#memory", onclick: () => openRecord(c.id || c.target || c) }, c.title || c.id || c.target || c))) : null,
-    el("pre", { class: "code", style: "white-space:pre-wrap" }, r.content || ""));
+    el("pre", { class: "code", style: "white-space:pre-wrap" }, r.content || "")].filter(Boolean));
 }
 
 // -- graph --------------------------------------------------------------------------------
@@ -213,9 +213,9 @@ async function loadHealth() {
   if (!env.ok) { errorBox(box, env); } else {
     const d = env.data || {};
     const findings = d.findings || [];
-    box.replaceChildren(el("p", {}, badge(d.status || (findings.length ? "degraded" : "ok")), " ", d.summary || `${findings.length} finding(s)`),
+    box.replaceChildren(...[el("p", {}, badge(d.status || (findings.length ? "degraded" : "ok")), " ", d.summary || `${findings.length} finding(s)`),
       ...findings.map((f) => el("div", { class: "finding" }, el("b", {}, f.code || f.check || "finding"), " ", f.message || "",
-        f.fix ? el("pre", { class: "code" }, f.fix) : null)));
+        f.fix ? el("pre", { class: "code" }, f.fix) : null))].filter(Boolean));
   }
   const mem = await api("/api/records", { project: state.project, untagged: "true", includeEphemeral: "true" });
   const items = mem.records || (mem.data && mem.data.records) || [];
