@@ -65,12 +65,14 @@ class EmbedCache:
                 first_of.setdefault(h, i)
         if first_of:
             order = list(first_of.values())
-            fresh = self.embedder.check_dimension(
-                self.embedder.embed_documents([texts[i] for i in order], progress=progress)
-            )
-            by_hash = {hashes[i]: fresh[k] for k, i in enumerate(order)}
-            for i, h in enumerate(hashes):
-                if h in by_hash:
-                    vectors[i] = by_hash[h]
-            self.put(by_hash)
+            # Stream: each ONNX run's vectors go into place and into the cache at once, so no second
+            # full matrix is built and a killed run keeps what it already paid for.
+            for positions, fresh in self.embedder.iter_embeddings([texts[i] for i in order], progress):
+                by_hash = {hashes[order[int(k)]]: fresh[n] for n, k in enumerate(positions)}
+                for n, k in enumerate(positions):
+                    vectors[order[int(k)]] = fresh[n]
+                self.put(by_hash)
+            for i, h in enumerate(hashes):  # duplicates of a text embedded in this batch
+                if h in first_of and first_of[h] != i:
+                    vectors[i] = vectors[first_of[h]]
         return EmbedOutcome(vectors, embedded=len(first_of), reused=len(texts) - len(first_of))
