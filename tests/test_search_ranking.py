@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from local_memory_search.fusion import RankRequest, fuse
 from local_memory_search.legs import LegHit, LegResult
@@ -48,9 +50,10 @@ def test_reexport_files_rank_below_the_module_they_reexport() -> None:
 def test_query_words_in_file_and_folder_names_lift_the_file() -> None:
     shape = QueryShape.of("session management")
     stem = name_factor("src/flask/sessions.py", shape, KNOBS)
-    folder = name_factor("src/session/store.py", shape, KNOBS)
+    folder = name_factor("src/session/store.py", shape, replace(KNOBS, folder_name_boost=0.2))
     assert stem == pytest.approx(1 + KNOBS.file_name_boost / 2)
-    assert folder == pytest.approx(1 + KNOBS.folder_name_boost / 2)
+    assert folder == pytest.approx(1 + 0.2 / 2)
+    assert name_factor("src/session/store.py", shape, KNOBS) == pytest.approx(1 + KNOBS.folder_name_boost / 2)
     assert name_factor("src/other.py", shape, KNOBS) == 1.0
     assert name_factor("src/flask/sessions.py", shape, OFF) == 1.0
 

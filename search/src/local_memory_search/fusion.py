@@ -246,11 +246,15 @@ def _per_file(ranked: list[Scored], knobs: ranking.RankingKnobs) -> list[Scored]
 
 
 def gap_kept(ranked: list[Scored], gap_threshold: float) -> int:
-    """How many of ``ranked`` (best first) score at least ``gap_threshold`` x the top score."""
+    """How many of ``ranked`` (best first) to keep: up to the last one whose relevance is at least
+    ``gap_threshold`` x the top relevance. Relevance is the score without the ``diversity``
+    discount: diversity orders results, it does not make a chunk less relevant.
+    """
     if not ranked or gap_threshold <= 0:
         return len(ranked)
-    floor = ranked[0].score * gap_threshold
-    return sum(1 for x in ranked if x.score >= floor)
+    relevance = [x.score / dict(x.factors).get("diversity", 1.0) for x in ranked]
+    floor = max(relevance) * gap_threshold
+    return max(i + 1 for i, r in enumerate(relevance) if r >= floor)
 
 
 def _best_rank(s: Scored) -> int:

@@ -36,7 +36,7 @@ class RankingKnobs:
     path_prior: float = 0.7
     reexport_prior: float = 0.8
     file_name_boost: float = 0.5
-    folder_name_boost: float = 0.2
+    folder_name_boost: float = 0.0
     file_bonus: float = 0.0
     diversity: float = 0.6
     definition_weight: float = 0.5
