@@ -26,6 +26,7 @@ from local_memory_shared.config import Settings, load_settings
 from local_memory_shared.errors import InvalidArgument, LocalMemoryError, NotFound, StoreError
 from local_memory_shared.paths import ProjectPaths, iter_project_dirs, project_paths
 from local_memory_shared.state import open_state_ro, open_state_rw, utc_now
+from local_memory_shared.state_reader import pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -445,17 +446,7 @@ def _write_row(job: _Job, *, insert: bool = False, close: bool = False) -> None:
 
 
 def _pid_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid == os.getpid() or pid_alive(pid)
 
 
 def _snapshot_from_row(row: sqlite3.Row) -> JobSnapshot:

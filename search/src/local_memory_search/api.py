@@ -402,77 +402,24 @@ def search_similar(params: SearchSimilarParams, settings: Settings | None = None
             if hit is not None:
                 hit.extra["search"]["cached"] = True
                 return hit
-        seed_ids = [c["chunk_id"] for c in seeds]
-        exclude = (
-            f"chunk_id NOT IN ({', '.join(sql_str(c) for c in seed_ids)})"
-            if params.function_name
-            else f"file_path != {sql_str(seeds[0]['file_path'])}"
-        )
+        filters = SearchFilters.of(params.filters)
         depth = params.offset + params.limit
         warnings: list[dict[str, str]] = []
-        leg: LegResult | None = None
-        source_query = " ".join(
-            dict.fromkeys(
-                w
-                for c in seeds
-                for w in query_words(f"{c.get('symbol_name') or ''} {c.get('summary') or ''}")
-            )
-        )
-        t0 = time.perf_counter()
-        vector = _seed_vector(reader, seed_ids, warnings)
-        if vector is not None:
-            try:
-                rows, source = vector_search(
-                    reader,
-                    vector,
-                    lance_where(reader.project, SearchFilters.of(params.filters), extra=[exclude]),
-                    depth,
-                    warnings,
-                )
-                hits = tuple(
-                    LegHit(r["chunk_id"], i + 1, finite(1.0 - float(r["_distance"])))
-                    for i, r in enumerate(rows)
-                )
-                leg = LegResult(
-                    "semantic", source, hits, time.perf_counter() - t0, {r["chunk_id"]: r for r in rows}
-                )
-            except LegFailed as exc:
-                warnings.append(exc.warning)
-        if leg is None:
-            # No vectors to compare: fall back to the seed's own words over the keyword store.
-            rows = [
-                r
-                for r in like_search(
-                    reader, query_words(source_query), SearchFilters.of(params.filters), depth + len(seed_ids)
-                )
-                if r["chunk_id"] not in seed_ids
-                and (params.function_name or r["file_path"] != seeds[0]["file_path"])
-            ]
-            hits = tuple(LegHit(r["chunk_id"], i + 1, float(r["_score"])) for i, r in enumerate(rows[:depth]))
-            leg = LegResult(
-                "keyword", "sqlite_like", hits, time.perf_counter() - t0, {r["chunk_id"]: r for r in rows}
-            )
+        leg = _similar_leg(reader, params, seeds, filters, depth, warnings)
         req = RankRequest(
             query="",
             mode="semantic" if leg.name == "semantic" else "keyword",
             recency_weight=0.0,
             gap_threshold=0.0,
-            filters=SearchFilters.of(params.filters),
+            filters=filters,
             depth=depth,
         )
         ranked, kept = fuse(
             req, 1.0, leg if leg.name == "semantic" else None, leg if leg.name == "keyword" else None, None
         )
+        timings = {"total": round((time.perf_counter() - started) * 1000, 3)}
         ranking = Ranking(
-            req,
-            req.mode,
-            1.0,
-            ranked,
-            kept,
-            {leg.name: leg.source},
-            tuple(warnings),
-            {"total": round((time.perf_counter() - started) * 1000, 3)},
-            None,
+            req, req.mode, 1.0, ranked, kept, {leg.name: leg.source}, tuple(warnings), timings, None
         )
         out = _page_from_ranking(
             reader,
@@ -483,6 +430,7 @@ def search_similar(params: SearchSimilarParams, settings: Settings | None = None
             filtered=params.filters is not None,
             label=f"similar to {params.file_path}",
         )
+        seed_ids = [c["chunk_id"] for c in seeds]
         out.extra["seed"] = {
             "file_path": seeds[0]["file_path"],
             "function_name": params.function_name,
@@ -490,6 +438,52 @@ def search_similar(params: SearchSimilarParams, settings: Settings | None = None
         }
         RESULT_CACHE.put(key, out)
         return out
+
+
+def _similar_leg(
+    reader: IndexReader,
+    params: SearchSimilarParams,
+    seeds: list[dict[str, Any]],
+    filters: SearchFilters | None,
+    depth: int,
+    warnings: list[dict[str, str]],
+) -> LegResult:
+    """The one leg of ``search_similar``: the seed's stored vector, else the seed's own words (LIKE)."""
+    seed_ids = [c["chunk_id"] for c in seeds]
+    exclude = (
+        f"chunk_id NOT IN ({', '.join(sql_str(c) for c in seed_ids)})"
+        if params.function_name
+        else f"file_path != {sql_str(seeds[0]['file_path'])}"
+    )
+    t0 = time.perf_counter()
+    vector = _seed_vector(reader, seed_ids, warnings)
+    if vector is not None:
+        try:
+            where = lance_where(reader.project, filters, extra=[exclude])
+            rows, source = vector_search(reader, vector, where, depth, warnings)
+            hits = tuple(
+                LegHit(r["chunk_id"], i + 1, finite(1.0 - float(r["_distance"]))) for i, r in enumerate(rows)
+            )
+            return LegResult(
+                "semantic", source, hits, time.perf_counter() - t0, {r["chunk_id"]: r for r in rows}
+            )
+        except LegFailed as exc:
+            warnings.append(exc.warning)
+    # No vectors to compare: fall back to the seed's own words over the keyword store.
+    source_query = " ".join(
+        dict.fromkeys(
+            w for c in seeds for w in query_words(f"{c.get('symbol_name') or ''} {c.get('summary') or ''}")
+        )
+    )
+    rows = [
+        r
+        for r in like_search(reader, query_words(source_query), filters, depth + len(seed_ids))
+        if r["chunk_id"] not in seed_ids and (params.function_name or r["file_path"] != seeds[0]["file_path"])
+    ]
+    hits = tuple(LegHit(r["chunk_id"], i + 1, float(r["_score"])) for i, r in enumerate(rows[:depth]))
+    return LegResult(
+        "keyword", "sqlite_like", hits, time.perf_counter() - t0, {r["chunk_id"]: r for r in rows}
+    )
 
 
 def _seed_vector(

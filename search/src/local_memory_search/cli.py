@@ -91,6 +91,84 @@ def _render_hits(envelope: dict[str, Any], console: Console, err: Console) -> No
     )
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``serve``: the MCP server over stdio or streamable HTTP."""
+    from .server import main as serve
+
+    serve(http=args.http, port=args.port, token=args.token)
+    return 0
+
+
+def cmd_monitor(args: argparse.Namespace) -> int:
+    """``monitor``: the read-only status monitor web page."""
+    from .monitor import serve as serve_monitor
+
+    if args.json:
+        _print_json({"ok": True, "data": {"url": f"http://127.0.0.1:{args.port}/"}})
+    serve_monitor(port=args.port, token=args.token)
+    return 0
+
+
+def cmd_tool(args: argparse.Namespace) -> int:
+    """``tool NAME --args JSON``: one tool in-process, its exact envelope printed."""
+    try:
+        tool_args = json.loads(args.args)
+    except json.JSONDecodeError as exc:
+        envelope = error(InvalidArgument(f"--args is not valid JSON: {exc}", field="args"))
+    else:
+        envelope = call_tool(args.name, tool_args)
+    _print_json(envelope)
+    return 0 if envelope.get("ok") else 1
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    """``tools``: the tool list (names and descriptions, or full schemas with --json)."""
+    if args.json:
+        specs = [
+            {
+                "name": s.name,
+                "description": s.description,
+                "read_only": s.read_only,
+                "input_schema": s.input_schema(),
+            }
+            for s in TOOLS.values()
+        ]
+        _print_json(specs)
+        return 0
+    console = Console()
+    for spec in TOOLS.values():
+        console.print(f"[bold]{spec.name}[/]: {escape(spec.description)}")
+    return 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    """``query TEXT``: one search, printed readably (or its envelope with --json)."""
+    query_args: dict[str, Any] = {"query": args.text, "limit": args.limit, "offset": args.offset}
+    if args.project:
+        query_args["project_path"] = args.project
+    if args.filters:
+        try:
+            query_args["filters"] = json.loads(args.filters)
+        except json.JSONDecodeError:
+            query_args["filters"] = args.filters  # let validation name the field
+    envelope = call_tool(MODES[args.mode], query_args)
+    if args.json:
+        _print_json(envelope)
+    else:
+        # Piped output keeps whole lines (no wrapping at rich's default 80 columns).
+        _render_hits(envelope, Console(soft_wrap=True), Console(stderr=True, soft_wrap=True))
+    return 0 if envelope.get("ok") else 1
+
+
+COMMANDS = {
+    "serve": cmd_serve,
+    "monitor": cmd_monitor,
+    "tool": cmd_tool,
+    "tools": cmd_tools,
+    "query": cmd_query,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``local-memory-search`` script."""
     argv = sys.argv[1:] if argv is None else argv
@@ -104,63 +182,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return memory_main(argv[1:])
     args = _parser().parse_args(argv)
-    if args.command == "serve":
-        from .server import main as serve
-
-        serve(http=args.http, port=args.port, token=args.token)
-        return 0
-    if args.command == "monitor":
-        from .monitor import serve as serve_monitor
-
-        if args.json:
-            _print_json({"ok": True, "data": {"url": f"http://127.0.0.1:{args.port}/"}})
-        serve_monitor(port=args.port, token=args.token)
-        return 0
-    if args.command == "tool":
-        try:
-            tool_args = json.loads(args.args)
-        except json.JSONDecodeError as exc:
-            envelope = error(InvalidArgument(f"--args is not valid JSON: {exc}", field="args"))
-        else:
-            envelope = call_tool(args.name, tool_args)
-        _print_json(envelope)
-        return 0 if envelope.get("ok") else 1
-    if args.command == "tools":
-        if args.json:
-            _print_json(
-                [
-                    {
-                        "name": s.name,
-                        "description": s.description,
-                        "read_only": s.read_only,
-                        "input_schema": s.input_schema(),
-                    }
-                    for s in TOOLS.values()
-                ]
-            )
-        else:
-            console = Console()
-            for spec in TOOLS.values():
-                console.print(f"[bold]{spec.name}[/]: {escape(spec.description)}")
-        return 0
-    if args.command == "query":
-        query_args: dict[str, Any] = {"query": args.text, "limit": args.limit, "offset": args.offset}
-        if args.project:
-            query_args["project_path"] = args.project
-        if args.filters:
-            try:
-                query_args["filters"] = json.loads(args.filters)
-            except json.JSONDecodeError:
-                query_args["filters"] = args.filters  # let validation name the field
-        envelope = call_tool(MODES[args.mode], query_args)
-        if args.json:
-            _print_json(envelope)
-        else:
-            # Piped output keeps whole lines (no wrapping at rich's default 80 columns).
-            _render_hits(envelope, Console(soft_wrap=True), Console(stderr=True, soft_wrap=True))
-        return 0 if envelope.get("ok") else 1
-    _parser().print_help()
-    return 2
+    command = COMMANDS.get(args.command)
+    if command is None:
+        _parser().print_help()
+        return 2
+    return command(args)
 
 
 if __name__ == "__main__":

@@ -653,6 +653,41 @@ def gather_files(
     return list(by_file.values()), len(dropped)
 
 
+def _timings_ms(**spans: tuple[float, float]) -> dict[str, float]:
+    """Milliseconds of each named (start, end) span."""
+    return {name: round((end - start) * 1000, 2) for name, (start, end) in spans.items()}
+
+
+def _rerank(
+    reranker: OllamaReranker,
+    query: str,
+    pool: list[Any],
+    rows: dict[str, dict[str, Any]],
+    ordered: list[tuple[str, float]],
+    warnings: list[dict[str, str]],
+) -> tuple[list[tuple[str, float]], dict[str, Any]]:
+    """Ask the LLM re-ranker to order ``pool``; on failure keep ``ordered`` (a warning says why)."""
+    candidates_of = [(s.chunk_id, s.score) for s in pool if s.chunk_id in rows]
+    outcome = reranker.rerank(
+        query,
+        [
+            RerankCandidate(rows[c]["file_path"], rows[c].get("symbol_name") or "", rows[c]["text"] or "")
+            for c, _ in candidates_of
+        ],
+    )
+    if outcome.reranked:
+        ordered = [candidates_of[i] for i in outcome.order]
+    warnings.extend(outcome.warnings)
+    info = {
+        "requested": True,
+        "applied": outcome.reranked,
+        "model": outcome.model,
+        "candidates": min(len(candidates_of), reranker.max_candidates),
+        "latency_ms": round(outcome.latency_ms, 1),
+    }
+    return ordered, info
+
+
 def retrieve_context_pack(params: ContextPackParams, settings: Settings | None = None) -> ToolOutput:
     """Hybrid retrieval → optional LLM re-rank → grouped, merged, budgeted excerpts plus one text block."""
     settings = settings or load_settings()
@@ -678,26 +713,7 @@ def retrieve_context_pack(params: ContextPackParams, settings: Settings | None =
         ordered = [(s.chunk_id, s.score) for s in kept if s.chunk_id in rows]
         rerank_info: dict[str, Any] = {"requested": params.rerank, "applied": False}
         if reranker is not None:
-            candidates_of = [(s.chunk_id, s.score) for s in pool if s.chunk_id in rows]
-            outcome = reranker.rerank(
-                params.query,
-                [
-                    RerankCandidate(
-                        rows[c]["file_path"], rows[c].get("symbol_name") or "", rows[c]["text"] or ""
-                    )
-                    for c, _ in candidates_of
-                ],
-            )
-            if outcome.reranked:
-                ordered = [candidates_of[i] for i in outcome.order]
-            warnings.extend(outcome.warnings)
-            rerank_info = {
-                "requested": True,
-                "applied": outcome.reranked,
-                "model": outcome.model,
-                "candidates": min(len(candidates_of), reranker.max_candidates),
-                "latency_ms": round(outcome.latency_ms, 1),
-            }
+            ordered, rerank_info = _rerank(reranker, params.query, pool, rows, ordered, warnings)
         t_rerank = time.perf_counter()
         files, dropped_files = gather_files(reader, ordered, rows, params.max_files)
         hops = params.neighbor_hops if params.include_neighbors else 0
@@ -707,6 +723,8 @@ def retrieve_context_pack(params: ContextPackParams, settings: Settings | None =
         if not kept and reader.version is not None:
             warnings.append(W.warn(W.NO_MATCHES, f"(nothing matched {params.query[:80]!r})."))
         done = time.perf_counter()
+        timings = _timings_ms(rank=(started, t_rank), rerank=(t_rank, t_rerank), pack=(t_rerank, done))
+        timings["total"] = round((done - started) * 1000, 2)
         data = {
             "query": params.query,
             "files": [f.to_dict() for f in pack.files],
@@ -727,11 +745,6 @@ def retrieve_context_pack(params: ContextPackParams, settings: Settings | None =
                 "legs": ranking.legs,
                 "published_version": reader.version,
             },
-            "timings_ms": {
-                "rank": round((t_rank - started) * 1000, 2),
-                "rerank": round((t_rerank - t_rank) * 1000, 2),
-                "pack": round((done - t_rerank) * 1000, 2),
-                "total": round((done - started) * 1000, 2),
-            },
+            "timings_ms": timings,
         }
         return ToolOutput(data=data, warnings=warnings)

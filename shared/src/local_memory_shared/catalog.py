@@ -9,7 +9,6 @@ catalogue never writes a file.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .paths import iter_project_dirs
-from .state import open_state_ro
+from .state_reader import open_state_ro, pid_alive
 
 #: Job states the indexer writes to the ``jobs`` table.
 RUNNING = "running"
@@ -121,7 +120,7 @@ def job_progress(row: dict[str, Any], *, now: datetime | None = None) -> JobProg
     files_done, files_total = int(row.get("files_done") or 0), int(row.get("files_total") or 0)
     embedded, chunks_total = int(row.get("chunks_embedded") or 0), int(row.get("chunks_total") or 0)
     status = str(row.get("status") or "")
-    alive = status == RUNNING and _pid_alive(row.get("pid"))
+    alive = status == RUNNING and pid_alive(row.get("pid"))
     end = _parse_time(row.get("finished_at")) or (now if alive else _parse_time(row.get("updated_at")))
     start = _parse_time(row.get("started_at"))
     elapsed = (end - start).total_seconds() if (end and start) else 0.0
@@ -158,18 +157,6 @@ def job_errors(row: dict[str, Any]) -> list[str]:
     except ValueError:
         return [str(raw)]
     return [str(v) for v in value] if isinstance(value, list) else [str(value)]
-
-
-def _pid_alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _parse_time(value: Any) -> datetime | None:

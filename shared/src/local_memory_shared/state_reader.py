@@ -54,6 +54,19 @@ def open_state_ro(path: Path) -> sqlite3.Connection:
         raise StoreError(f"cannot open state DB {path} read-only: {exc}") from exc
 
 
+def pid_alive(pid: object) -> bool:
+    """True when ``pid`` names a live process (signal 0; a process we may not signal counts as alive)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def writer_alive(lock_file: Path) -> bool | None:
     """True when a live process holds the writer ``flock`` on ``lock_file``; None when unknowable."""
     try:

@@ -15,20 +15,13 @@ from local_memory_shared.config import Settings
 from local_memory_shared.errors import InvalidArgument
 from local_memory_shared.memory.model import KINDS
 
+from .params import flag as _flag
+
 #: Seed 000: the listing hides these unless ``includeEphemeral``.
 EPHEMERAL_KINDS = ("prompt", "session", "log", "scratch")
 LISTING_SORTS = ("hits", "occurrences", "updated")
 SEARCH_SORTS = ("relevance", "updated", "occurrences", "hits")
 MAX_LIMIT = 1000
-
-
-def _flag(params: Mapping[str, str], name: str) -> bool:
-    raw = (params.get(name) or "").strip().lower()
-    if raw in ("", "0", "false", "no", "off"):
-        return False
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    raise InvalidArgument(f"{name} must be true or false", field=name)
 
 
 def _limit(params: Mapping[str, str], default: int) -> int:

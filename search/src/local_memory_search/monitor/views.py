@@ -17,6 +17,7 @@ from local_memory_shared.envelope import error
 from local_memory_shared.errors import InvalidArgument, LocalMemoryError
 
 from . import graphview
+from .params import flag as _flag
 
 log = logging.getLogger(__name__)
 
@@ -46,15 +47,6 @@ def _int(params: Mapping[str, str], name: str, default: int, lo: int, hi: int) -
     if not lo <= value <= hi:
         raise InvalidArgument(f"{name} must be between {lo} and {hi}", field=name)
     return value
-
-
-def _flag(params: Mapping[str, str], name: str) -> bool:
-    raw = (params.get(name) or "").strip().lower()
-    if raw in ("", "0", "false", "no", "off"):
-        return False
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    raise InvalidArgument(f"{name} must be true or false", field=name)
 
 
 def _call(tool: str, args: dict[str, Any], settings: Settings) -> dict[str, Any]:

@@ -77,7 +77,12 @@ def parse_meta_predicate(text: str) -> MetaPredicate:
 
 
 class _Parser:
-    """Recursive descent over the tokens; builds closures, so evaluation needs no tree walk."""
+    """Recursive descent over the tokens; builds closures, so evaluation needs no tree walk.
+
+    One recursive-descent parser of one grammar (about 250 lines, over the 250-line class limit on
+    purpose): each grammar rule is a method, and splitting the rules across classes would scatter
+    the grammar a reader must see in one place.
+    """
 
     def __init__(self, text: str):
         self.text = text
