@@ -229,3 +229,27 @@ def test_index_of_an_empty_path_is_an_error_not_the_working_directory(tmp_path: 
     assert envelope["ok"] is False and envelope["error"]["code"] == "INVALID_ARGUMENT"
     assert envelope["error"]["field"] == "path"
     assert not (tmp_path / "data" / "projects").exists()
+
+
+def test_an_unusable_data_root_answers_the_error_envelope_not_a_traceback(tmp_path):
+    """A data root that cannot be written (here: a path under a regular file) is a STORE_ERROR envelope."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "a.py").write_text("def f():\n    return 1\n")
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(blocker / "data")}
+    exe = str(Path(sys.executable).with_name("local-memory-indexer"))
+    out = subprocess.run(
+        [exe, "index", str(project), "--json"], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 1
+    assert "Traceback" not in out.stderr
+    envelope = json.loads(out.stdout)
+    assert envelope["ok"] is False and envelope["error"]["code"] == "STORE_ERROR"

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sqlite3
 import sys
 from typing import Any
 
 from local_memory_shared.config import load_settings
 from local_memory_shared.contract import INDEXER_HTTP_PORT
 from local_memory_shared.envelope import error
-from local_memory_shared.errors import InvalidArgument, LocalMemoryError
+from local_memory_shared.errors import InvalidArgument, LocalMemoryError, StoreError
 from local_memory_shared.mcp_adapter import add_transport_args
 from local_memory_shared.tooling import ToolResult
 
@@ -222,11 +223,21 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except LocalMemoryError as exc:
-        if getattr(args, "json", False):
-            _emit(error(exc))
-        else:
-            print(f"error [{exc.code}]: {exc.message}", file=sys.stderr)
-        return 1
+        return _fail(args, exc)
+    except (
+        OSError,
+        sqlite3.Error,
+    ) as exc:  # a read-only data root, a full disk: an envelope, not a traceback
+        return _fail(args, StoreError(f"{type(exc).__name__}: {exc}"))
+
+
+def _fail(args: argparse.Namespace, exc: LocalMemoryError) -> int:
+    """Report a fatal error (the JSON error envelope with --json) and give the exit code."""
+    if getattr(args, "json", False):
+        _emit(error(exc))
+    else:
+        print(f"error [{exc.code}]: {exc.message}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":
