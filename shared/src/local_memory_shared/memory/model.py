@@ -314,7 +314,10 @@ def _count(value: Any, name: str, *, minimum: int) -> int:
 
 def project_for_cwd(cwd: str | Path) -> str:
     """The active project of a working directory: the slug of its git root's folder name (else its own)."""
-    start = Path(cwd).expanduser().resolve()
+    try:
+        start = Path(cwd).expanduser().resolve()
+    except (RuntimeError, OSError, ValueError) as exc:  # "~user" of no such user, a NUL byte, ...
+        raise InvalidArgument(f"cwd {str(cwd)[:200]!r} is not a usable path: {exc}", field="cwd") from exc
     for folder in (start, *start.parents):
         if (folder / ".git").exists():
             return project_slug(folder.name)
