@@ -347,3 +347,26 @@ def test_two_processes_never_lose_an_update(writer, root):
 def _strip(table, rows_):
     """memory_files.indexed_at (column 8) says when, not what: leave it out of the comparison."""
     return [tuple(x for i, x in enumerate(r) if i != 8) for r in rows_] if table == "memory_files" else rows_
+
+
+def test_malformed_file_is_reported_by_health_check_and_doctor_with_its_path(writer, root):
+    """Issue 11.5: a malformed hand-edited record is named (path and line) by both diagnostics."""
+    from local_memory_search.tools import call_tool
+    from search_support import index, write_project
+
+    project = write_project(root / "proj", {"a.py": "def f():\n    return 1\n"}, git=False)
+    index(project, root)
+    r = writer.write(trap()).record
+    path = writer.vault.root / r.rel_path
+    assert call_tool("health_check", {"project_path": str(project)})["data"]["status"] == "ready"
+    broken = path.read_text().replace("status: active", "status: [active")
+    path.write_text(broken)
+    sync_vault(writer)
+    health = call_tool("health_check", {"project_path": str(project)})["data"]
+    assert health["status"] == "degraded"
+    assert f"{path}:5" in health["checks"]["memory"]["detail"]
+    doctor = call_tool("doctor_index", {"project_path": str(project)})["data"]
+    (finding,) = [f for f in doctor["findings"] if f["code"] == "memory_malformed_record"]
+    assert finding["details"]["path"] == str(path) and f"{path}:5" in finding["message"]
+    assert "memory sync" in finding["fix"]
+    assert path.read_text() == broken  # reported, never rewritten

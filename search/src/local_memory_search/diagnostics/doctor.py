@@ -31,6 +31,7 @@ from .common import (
     sample_vectors,
     schema_problems,
 )
+from .memory import malformed_memory_files
 
 #: Stored vectors doctor_index reads at most (all of them below this; ~150 MB of 384d floats).
 DOCTOR_VECTOR_ROWS = 100_000
@@ -84,6 +85,10 @@ def doctor_index(
     except sqlite3.Error as exc:
         message = f"state DB query failed: {exc}"
         findings.append(Finding("state_unreadable", ERROR, message, fix_command(project, "--rebuild")))
+    for bad in malformed_memory_files(settings):
+        where = f"{bad.path}:{bad.line}" if bad.line else bad.path
+        message = f"memory record file {where} is malformed ({bad.message}); its content is kept on disk"
+        findings.append(Finding("memory_malformed_record", WARNING, message, bad.fix(), {"path": bad.path}))
     findings.sort(key=lambda f: (_SEVERITY_ORDER[f.severity], f.code))
     counts = {s: sum(1 for f in findings if f.severity == s) for s in (ERROR, WARNING, INFO)}
     fixes = list(dict.fromkeys(f.fix for f in findings if f.fix and f.severity != INFO))

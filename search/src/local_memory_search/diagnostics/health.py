@@ -36,6 +36,7 @@ from .common import (
     schema_problems,
 )
 from .environment import environment_report, probe_reranker, rerank_fix
+from .memory import malformed_memory_files
 
 #: Seconds the health check waits for one real query encode.
 DEFAULT_EMBED_TIMEOUT = 10.0
@@ -85,6 +86,12 @@ def health_check(
         checks.append(Check("index", FAIL, exc.message, fix_command(project)))
     except StoreError as exc:
         checks.append(Check("sqlite", FAIL, exc.message, fix_command(project, "--rebuild")))
+    bad = malformed_memory_files(settings)
+    if bad:
+        where = ", ".join(f"{b.path}:{b.line}" if b.line else b.path for b in bad[:5])
+        checks.append(
+            Check("memory", DEGRADED, f"{len(bad)} malformed memory file(s): {where}", bad[0].fix())
+        )
     if verbose:
         checks.append(_reranker_check(settings, facts))
     out: dict[str, Any] = {
