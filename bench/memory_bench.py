@@ -316,7 +316,7 @@ def scale_index(src: Path, dest: Path, target: int, seed: int) -> int:
         vec /= np.linalg.norm(vec, axis=1, keepdims=True)
         field = base.schema.field("vector")
         flat = pa.FixedSizeListArray.from_arrays(pa.array(vec.reshape(-1)), vec.shape[1])
-        parts.append(copy.set_column(base.schema.get_field_index("vector"), field, flat))
+        parts.append(copy.set_column(base.schema.get_field_index("vector"), field, flat).cast(base.schema))
     table = pa.concat_tables(parts).slice(0, target)
     (dest / "memory" / "lance").mkdir(parents=True)
     t = lancedb.connect(str(dest / "memory" / "lance")).create_table(MEMORIES_TABLE, table)
