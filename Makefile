@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_PROJECT ?= $(CURDIR)
 DEMO_DATA_ROOT ?= $(CURDIR)/.demo-data
 
-.PHONY: install test test-fast lint demo bench bench-smoke clean
+.PHONY: install test test-fast test-chaos lint demo bench bench-smoke clean
 
 install: $(STAMP)
 
@@ -25,6 +25,10 @@ $(STAMP): pyproject.toml shared/pyproject.toml indexer/pyproject.toml search/pyp
 
 test: install
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# The chaos suite's full form: CHAOS_KILLS SIGKILLs (seeded by CHAOS_SEED) plus the corruptions.
+test-chaos: install
+	CHAOS_KILLS=$${CHAOS_KILLS:-26} CHAOS_SEED=$${CHAOS_SEED:-15} $(PY) -m pytest -q -p no:cacheprovider -m chaos tests/test_chaos.py
 
 test-fast: install
 	$(PY) -m pytest -q -m "not slow"

@@ -85,8 +85,13 @@ def summary_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     return json.loads(done.stdout)["data"]
 
 
+def current_lance(paths: ProjectPaths) -> Path:
+    """The LanceDB folder the published version lives in (a rebuild swaps in a new one)."""
+    return paths.dir / state(paths, "SELECT lance_dir FROM projects")[0][0]
+
+
 def lance_rows(paths: ProjectPaths, version: int) -> list[dict[str, Any]]:
-    table = lancedb.connect(str(paths.lance_dir)).open_table("chunks")
+    table = lancedb.connect(str(current_lance(paths))).open_table("chunks")
     table.checkout(version)
     return table.to_arrow().select(["chunk_id", "file_path", "content_hash"]).to_pylist()
 
@@ -222,4 +227,58 @@ def test_after_a_killed_first_index_status_tells_the_truth_and_readers_write_not
 
     summary = summary_of(run_cli(env_, "index", str(project), "--json"))
     assert summary["files_parsed"] == FILES - 16
+    assert_consistent(paths)
+
+
+@pytest.mark.parametrize(
+    "kill_at",
+    [
+        ("local_memory_indexer.store:ChunkStore._to_arrow", 2),  # mid-build: one batch written
+        ("local_memory_indexer.state_writer:StateWriter.publish", 2),  # built, not swapped yet
+    ],
+    ids=["mid_build", "before_swap"],
+)
+def test_a_killed_rebuild_leaves_the_previous_index_searchable(setup, kill_at) -> None:
+    project, paths, env_ = setup
+    write_project(project, "v2")  # the rebuild would index new text: the old must still answer
+    killed = run_cli(env_, "index", str(project), "--rebuild", "--json", kill_at=kill_at)
+    assert killed.returncode == -signal.SIGKILL
+    assert (paths.dir / "state.next.db").exists() and (paths.dir / "lance.1").is_dir()  # built beside
+    assert current_lance(paths) == paths.lance_dir
+    assert_consistent(paths)
+    clear_caches()
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(paths.data_root)):
+        for tool in ("search_keyword", "search_hybrid"):
+            got = call_tool(tool, {"query": "task_3_1", "project_path": str(project), "cache_bust": True})
+            assert got["ok"] and got["results"], got
+            top = got["results"][0]
+            assert top["symbol_name"] == "task_3_1" and "v1_1" in top["text"], top
+
+    summary = summary_of(run_cli(env_, "index", str(project), "--json"))  # cleans up, then updates
+    assert summary["files_parsed"] == FILES
+    assert not (paths.dir / "state.next.db").exists() and not (paths.dir / "lance.1").exists()
+    assert_consistent(paths)
+
+
+def test_a_finished_rebuild_swaps_in_a_new_folder_and_the_old_goes_after_the_grace(setup) -> None:
+    project, paths, env_ = setup
+    write_project(project, "v2")
+    summary = summary_of(run_cli(env_, "index", str(project), "--rebuild", "--json"))
+    assert summary["files_parsed"] == FILES
+    assert current_lance(paths) == paths.dir / "lance.1"
+    assert paths.lance_dir.is_dir()  # retired, kept for readers that may still hold it
+    assert not (paths.dir / "state.next.db").exists()
+    assert_consistent(paths)
+    assert state(paths, "SELECT outcome FROM runs ORDER BY run_id") == [("done",), ("done",)]
+    clear_caches()
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(paths.data_root)):
+        got = call_tool("search_keyword", {"query": "task_3_1", "project_path": str(project)})
+    assert got["ok"] and "v2_1" in got["results"][0]["text"] and not got["warnings"], got
+    run_cli(
+        {**env_, "TEST_NO_GRACE": "1"},
+        "index",
+        str(project),
+        kill_at=("local_memory_indexer.state_writer:StateWriter.publish", 0),
+    )
+    assert not paths.lance_dir.exists() and current_lance(paths).is_dir()
     assert_consistent(paths)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -105,7 +106,10 @@ def onnx() -> Embedder:
 
 def lance_rows(project: Path, version: int | None = None) -> list[dict]:
     paths = project_paths(load_settings().data_root, project)
-    db = lancedb.connect(str(paths.lance_dir))
+    conn = sqlite3.connect(f"file:{paths.state_db}?mode=ro", uri=True)
+    (folder,) = conn.execute("SELECT lance_dir FROM projects").fetchone()  # a rebuild swaps folders
+    conn.close()
+    db = lancedb.connect(str(paths.dir / folder))
     table = db.open_table("chunks")
     if version is not None:
         table.checkout(version)

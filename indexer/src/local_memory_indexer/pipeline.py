@@ -14,6 +14,9 @@ The publication protocol:
 3. Old LanceDB versions are pruned only after a newer one is published, and only those that
    stopped being published more than ``store.KEEP_VERSIONS_FOR`` ago (``StateWriter.prune_floor``).
 4. A listed FTS or vector index that cannot answer a probe query is rebuilt by the same run.
+5. ``--rebuild`` of a published index builds beside it (a side state DB and a new LanceDB folder)
+   and swaps in one SQLite commit (``rebuild``); a killed rebuild leaves the old index served,
+   and the next run of any kind deletes what it left.
 
 This module orchestrates; state writes live in ``state_writer``, the vector cache in
 ``embed_cache``, LanceDB in ``store``.
@@ -49,6 +52,7 @@ from . import graph
 from .chunking import ChunkDraft, chunk_file, stable_chunk_id
 from .discovery import SourceFile, discover
 from .embed_cache import EmbedCache
+from .rebuild import clean_leftovers, next_lance_name, remove_side_db, side_db, swap_in
 from .repair import find_drift
 from .state_writer import BatchWrite, FileRow, GraphRows, StateWriter
 from .store import KEEP_VERSIONS_FOR, ChunkStore, remove_lance_dir
@@ -230,14 +234,41 @@ def index_project(
     embedder = embedder or embedder_from_settings(settings)
     try:
         with writer_lock(paths):
-            conn = open_state_rw(paths.state_db, reset=rebuild)
+            conn = _open_main(paths, rebuild)
+            side: sqlite3.Connection | None = None
             try:
-                return _Run(paths, settings, embedder, progress, cancel, conn).run(full=full, rebuild=rebuild)
+                main = StateWriter(conn, str(paths.project_path), paths.key)
+                clean_leftovers(paths, main, KEEP_VERSIONS_FOR.total_seconds())
+                if rebuild and main.published() is not None:
+                    side = open_state_rw(side_db(paths), reset=True)
+                run = _Run(paths, settings, embedder, progress, cancel, conn, side)
+                return run.run(full=full, rebuild=rebuild)
             finally:
+                if side is not None:
+                    side.close()
+                    remove_side_db(paths)
                 conn.close()
     finally:
         if own_embedder:
             embedder.close()
+
+
+def _open_main(paths: ProjectPaths, rebuild: bool) -> sqlite3.Connection:
+    """The main state DB; a rebuild resets it in place when nothing readable would be lost.
+
+    That is when nothing is published yet or the DB is of another schema build; otherwise the
+    rebuild is built beside the published index (``rebuild``) and the DB is opened as it is.
+    """
+    try:
+        conn = open_state_rw(paths.state_db)
+    except ProvenanceMismatch:
+        if not rebuild:
+            raise
+        return open_state_rw(paths.state_db, reset=True)
+    if rebuild and StateWriter(conn, str(paths.project_path), paths.key).published() is None:
+        conn.close()
+        return open_state_rw(paths.state_db, reset=True)
+    return conn
 
 
 def chunk_record(
@@ -307,16 +338,22 @@ class _Run:
         progress: ProgressSink,
         cancel: threading.Event | None,
         conn: sqlite3.Connection,
+        side: sqlite3.Connection | None = None,
     ):
         self.paths = paths
         self.settings = settings
         self.embedder = embedder
         self.progress = progress
         self.cancel = cancel
-        self.conn = conn
         self.project = str(paths.project_path)
-        self.state = StateWriter(conn, self.project, paths.key)
-        self.cache = EmbedCache(self.state, embedder)
+        #: The main state DB: run journal, job log, embedding cache, and what readers see.
+        self.main = StateWriter(conn, self.project, paths.key)
+        #: Where this run writes the index: the main DB, or a rebuild's side DB (``rebuild``).
+        self.state = StateWriter(side, self.project, paths.key) if side is not None else self.main
+        self.conn = self.state.conn
+        self.beside = side is not None
+        self.lance_name = next_lance_name(paths) if self.beside else self.main.lance_name()
+        self.cache = EmbedCache(self.main, embedder)
 
     def _check_provenance(self, rebuild: bool) -> None:
         meta = read_index_meta(self.conn, self.project)
@@ -328,10 +365,12 @@ class _Run:
                 f"local-memory-indexer index {self.project} --rebuild",
                 details={"indexed": [meta.backend, meta.model, meta.dimension], "requested": list(wanted)},
             )
-        if rebuild:
-            # The state tables were reset when the DB was opened (open_state_rw(reset=True)).
-            remove_lance_dir(self.paths.lance_dir)
+        if rebuild and not self.beside:
+            # Nothing was published yet, or the state DB was reset (another schema build).
+            remove_lance_dir(self.paths.dir / self.lance_name)
         self.state.register(*wanted)
+        if self.beside:
+            self.main.set_status("indexing")
 
     def _check_cancel(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
@@ -343,24 +382,27 @@ class _Run:
             self.project, self.embedder.backend, self.embedder.model, self.embedder.dimension
         )
         self._check_provenance(rebuild)
-        last = self.state.last_run()
-        interrupted = last is not None and last.outcome not in ("done", "cancelled")
-        run_id = self.state.begin_run("rebuild" if rebuild else "full" if full else "index")
+        last = self.main.last_run()
+        # A rebuild beside the index starts from nothing, so an earlier crash leaves it no drift.
+        interrupted = not self.beside and last is not None and last.outcome not in ("done", "cancelled")
+        run_id = self.main.begin_run("rebuild" if rebuild else "full" if full else "index")
         try:
-            store = ChunkStore(self.paths.lance_dir, self.embedder.dimension)
+            store = ChunkStore(self.paths.dir / self.lance_name, self.embedder.dimension)
             self._execute(store, full or rebuild, interrupted, summary, _Timer(summary, self.progress))
+            if self.beside:
+                swap_in(self.main, self.state.conn, self.lance_name)
         except Cancelled:
             summary.cancelled = True
-            self.state.set_status("ready" if self.state.published() is not None else "new")
-            self.state.end_run(run_id, "cancelled")
+            self.main.set_status("ready" if self.main.published() is not None else "new")
+            self.main.end_run(run_id, "cancelled")
         except BaseException:
-            self.state.set_status("failed" if self.state.published() is None else "ready")
-            self.state.end_run(run_id, "failed")
+            self.main.set_status("failed" if self.main.published() is None else "ready")
+            self.main.end_run(run_id, "failed")
             raise
         else:
-            self.state.end_run(run_id, "done")
-        summary.published_version = self.state.published()
-        summary.chunks_total, summary.languages = self.state.chunk_stats()
+            self.main.end_run(run_id, "done")
+        summary.published_version = self.main.published()
+        summary.chunks_total, summary.languages = self.main.chunk_stats()
         return summary
 
     def _execute(

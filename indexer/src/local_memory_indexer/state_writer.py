@@ -245,6 +245,13 @@ class StateWriter:
         ).fetchone()
         return row[0] if row else None
 
+    def lance_name(self) -> str:
+        """The LanceDB folder name (in the project dir) the published version lives in."""
+        row = self.conn.execute(
+            "SELECT lance_dir FROM projects WHERE project_path = ?", (self.project,)
+        ).fetchone()
+        return str(row[0]) if row and row[0] else "lance"
+
     def set_status(self, status: str) -> None:
         """Record the project's status (ready | failed | new)."""
         try:

@@ -154,6 +154,11 @@ class IndexReader:
     warnings: list[dict[str, str]] = field(default_factory=list)
 
     @property
+    def lance_dir(self) -> Path:
+        """The LanceDB folder the published version lives in (a ``--rebuild`` builds a new one)."""
+        return self.paths.dir / Path(self.project_row.lance_dir or "lance").name
+
+    @property
     def lance_ok(self) -> bool:
         """True when searches can use LanceDB (vectors and BM25)."""
         return self.table is not None
@@ -359,12 +364,12 @@ def _open_lance(reader: IndexReader) -> None:
         reader.lance_state = "unpublished"
         return
     reader.version = int(version)
-    if not reader.paths.lance_dir.is_dir():
+    if not reader.lance_dir.is_dir():
         reader.lance_state = "missing"
-        reader.warnings.append(W.warn(W.LANCE_MISSING, f"Expected {reader.paths.lance_dir}."))
+        reader.warnings.append(W.warn(W.LANCE_MISSING, f"Expected {reader.lance_dir}."))
         return
     try:
-        opened = _TABLES.get(reader.paths.lance_dir, reader.version)
+        opened = _TABLES.get(reader.lance_dir, reader.version)
     except StoreError as exc:
         reader.lance_state = "unavailable"
         reader.warnings.append(W.warn(W.LANCE_UNAVAILABLE, str(exc)))

@@ -164,7 +164,8 @@ CREATE TABLE IF NOT EXISTS projects (
     last_indexed_at   TEXT,
     last_commit_hash  TEXT,
     published_version INTEGER,          -- LanceDB table version the searcher reads
-    status            TEXT NOT NULL DEFAULT 'new'   -- new | indexing | ready | failed
+    status            TEXT NOT NULL DEFAULT 'new',  -- new | indexing | ready | failed
+    lance_dir         TEXT NOT NULL DEFAULT 'lance' -- LanceDB folder (in the project dir) readers open
 );
 
 -- Provenance (seed 003): which backend/model/dimension produced the vectors.
@@ -307,5 +308,11 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS publications (
     version      INTEGER PRIMARY KEY,
     published_at REAL NOT NULL          -- unix time
+);
+
+-- LanceDB folders a --rebuild swapped out: kept until no reader can still hold them.
+CREATE TABLE IF NOT EXISTS retired_stores (
+    name       TEXT PRIMARY KEY,        -- folder name in the project dir, e.g. lance.2
+    retired_at REAL NOT NULL            -- unix time of the swap
 );
 """

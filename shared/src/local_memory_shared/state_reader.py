@@ -124,6 +124,8 @@ class ProjectRow:
     last_commit_hash: str | None
     published_version: int | None
     status: str
+    #: The LanceDB folder (in the project dir) that ``published_version`` belongs to.
+    lance_dir: str = "lance"
 
 
 def read_project_row(conn: sqlite3.Connection, project_path: str) -> ProjectRow | None:

@@ -223,7 +223,7 @@ def _mirror(d: _Doctor) -> dict[str, tuple[str, int]]:
 
 def _lance_absent(d: _Doctor) -> None:
     if d.r.lance_state == "missing":
-        message = f"LanceDB folder {d.r.paths.lance_dir} is missing; searches use the SQLite mirror only"
+        message = f"LanceDB folder {d.r.lance_dir} is missing; searches use the SQLite mirror only"
         d.add("lance_missing", ERROR, message, "--rebuild")
     elif d.r.lance_state == "unavailable":
         message = f"LanceDB table {CHUNKS_TABLE!r} cannot be read at published version {d.r.version}"

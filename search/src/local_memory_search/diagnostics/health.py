@@ -184,7 +184,7 @@ def _lance_checks(reader: IndexReader, facts: Facts) -> Iterator[Check]:
     project = reader.project
     if reader.table is None:
         what = {
-            "missing": f"LanceDB folder {reader.paths.lance_dir} is missing",
+            "missing": f"LanceDB folder {reader.lance_dir} is missing",
             "unavailable": f"LanceDB table {CHUNKS_TABLE!r} unreadable at version {reader.version}",
             "unpublished": "no LanceDB version published yet",
         }.get(reader.lance_state, reader.lance_state)
