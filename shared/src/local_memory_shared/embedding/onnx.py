@@ -236,7 +236,7 @@ class _Loaded:
         declared = shape[-1] if shape and isinstance(shape[-1], int) else None
         self.dimension = declared if declared is not None else int(self.run_ids([[101, 102]]).shape[1])
 
-    def run_ids(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
+    def run_ids(self, ids: Sequence[Sequence[int] | np.ndarray]) -> np.ndarray:
         """Pad one batch of token ids to its longest member, run the model, mean-pool, normalise."""
         width = max(len(row) for row in ids)
         input_ids = np.zeros((len(ids), width), dtype=np.int64)
