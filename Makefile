@@ -36,7 +36,7 @@ test-fast: install
 lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy shared/src indexer/src search/src
+	$(VENV)/bin/mypy --strict shared/src indexer/src search/src
 	$(PY) scripts/manifest.py --check
 
 demo: install

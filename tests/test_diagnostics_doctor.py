@@ -68,8 +68,7 @@ def onnx() -> Embedder:
 
 
 @pytest.fixture
-def ix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx: Embedder) -> Indexed:
-    monkeypatch.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(tmp_path / "data"))
+def ix(tmp_path: Path, data_root: Path, onnx: Embedder) -> Indexed:
     project = tmp_path / "proj"
     for rel, content in FILES.items():
         path = project / rel
@@ -324,10 +323,7 @@ def test_auto_fix_is_accepted_and_changes_nothing(ix: Indexed) -> None:
     assert severities == sorted(severities, key=["error", "warning", "info"].index)
 
 
-def test_an_unindexed_project_is_a_finding_not_an_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(tmp_path / "data"))
+def test_an_unindexed_project_is_a_finding_not_an_error(tmp_path: Path, data_root: Path) -> None:
     (tmp_path / "p").mkdir()
     out = call_tool("doctor_index", {"project_path": str(tmp_path / "p")})
     assert out["ok"] is True

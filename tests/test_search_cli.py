@@ -10,17 +10,14 @@ from pathlib import Path
 
 import pytest
 from local_memory_search.tools import call_tool
-from search_support import env, index, write_project
+from search_support import env
 
 SCRIPT = Path(sys.executable).with_name("local-memory-search")
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory):
-    project = write_project(tmp_path_factory.mktemp("proj"), git=False)
-    root = tmp_path_factory.mktemp("data")
-    index(project, root)
-    return root, project
+def indexed(indexed_sample):
+    return indexed_sample.data_root, indexed_sample.project
 
 
 def run(indexed, *args: str) -> subprocess.CompletedProcess[str]:

@@ -23,15 +23,14 @@ from search_support import env, index, project_dir, snapshot, state_rw, write_pr
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    return write_project(tmp_path_factory.mktemp("proj"))
+def project(indexed_sample) -> Path:
+    return indexed_sample.project
 
 
 @pytest.fixture(scope="module")
-def pristine(tmp_path_factory, project) -> Path:
-    root = tmp_path_factory.mktemp("pristine")
-    index(project, root)
-    return root
+def pristine(indexed_sample) -> Path:
+    """The shared healthy index: only ever copied (see ``root``), never broken in place."""
+    return indexed_sample.data_root
 
 
 @pytest.fixture()

@@ -10,20 +10,17 @@ import pytest
 from local_memory_search.api import RESULT_CACHE
 from local_memory_search.runtime import RUNTIME
 from local_memory_search.tools import call_tool
-from search_support import env, index, snapshot, write_project
+from search_support import env, snapshot
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    return write_project(tmp_path_factory.mktemp("proj"))
+def project(indexed_sample) -> Path:
+    return indexed_sample.project
 
 
 @pytest.fixture(scope="module")
-def data_root(tmp_path_factory, project) -> Path:
-    root = tmp_path_factory.mktemp("data")
-    summary = index(project, root)
-    assert summary.chunks_total >= 10 and not summary.errors
-    return root
+def data_root(indexed_sample) -> Path:
+    return indexed_sample.data_root
 
 
 @pytest.fixture(autouse=True)

@@ -471,8 +471,9 @@ class _Run:
         touched: list[tuple[float, str]] = []
         for f in files:
             row = known.get(f.path)
-            trusted = row is not None and not full and f.path not in drift
-            if trusted and row["size"] == f.size and row["mtime"] == f.mtime:
+            if full or f.path in drift:
+                row = None  # not trusted: re-read and re-hash
+            if row is not None and row["size"] == f.size and row["mtime"] == f.mtime:
                 summary.files_unchanged += 1
                 continue
             try:
@@ -482,7 +483,7 @@ class _Run:
                 summary.errors.append(f"{f.path}: {exc}")
                 continue
             digest = _sha(data)
-            if trusted and row["content_hash"] == digest:
+            if row is not None and row["content_hash"] == digest:
                 summary.files_unchanged += 1
                 touched.append((f.mtime, f.path))
                 continue

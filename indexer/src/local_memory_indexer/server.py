@@ -225,7 +225,10 @@ def _on_memory_service(spec: ToolSpec[MemoryService]) -> ToolSpec[JobManager]:
     def run(params: Any, _jobs: JobManager) -> ToolResult:
         return spec.fn(params, default_service())
 
-    return dataclasses.replace(spec, fn=run)
+    # dataclasses.replace would keep ToolSpec[MemoryService]; rebuild with the job-manager context instead.
+    fields: dict[str, Any] = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)}
+    fields["fn"] = run
+    return ToolSpec[JobManager](**fields)
 
 
 # The agent-memory write tools (contract 1.1, additive) follow the five indexing tools.

@@ -11,7 +11,7 @@ import logging
 import math
 import shutil
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -145,7 +145,7 @@ class ChunkStore:
     def broken_indices(self) -> list[str]:
         """Indices that are listed but cannot answer a query (their files deleted or damaged)."""
         broken = []
-        probes = []
+        probes: list[tuple[str, Callable[[], object]]] = []
         if self.has_fts_index():
             probes.append(("fts", lambda: self.table.search("x", query_type="fts").limit(1).to_list()))
         if self.has_vector_index():

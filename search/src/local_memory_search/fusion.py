@@ -104,7 +104,7 @@ def confidence(score: float, best: float) -> float:
     """A hit's weight inside its leg: (score / best) ** RRF_SCORE_EXPONENT, in [0, 1]."""
     if best <= 0:
         return 1.0
-    return min(1.0, max(0.0, score) / best) ** RRF_SCORE_EXPONENT
+    return float(min(1.0, max(0.0, score) / best) ** RRF_SCORE_EXPONENT)
 
 
 @dataclass(frozen=True)

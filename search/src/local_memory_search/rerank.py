@@ -218,7 +218,7 @@ class OllamaReranker:
         content = response.message.content if response.message else None
         if not content:
             raise RerankParseError("empty answer")
-        return content
+        return str(content)
 
 
 class _Unavailable(Exception):

@@ -101,7 +101,8 @@ def list_jobs(data_root: Path, *, project_path: str | None = None, limit: int = 
         except Exception:
             continue
         try:
-            sql, args = "SELECT * FROM jobs", ()
+            sql = "SELECT * FROM jobs"
+            args: tuple[str, ...] = ()
             if project_path is not None:
                 sql, args = sql + " WHERE project_path = ?", (project_path,)
             rows = conn.execute(sql + " ORDER BY started_at DESC LIMIT ?", (*args, limit)).fetchall()

@@ -331,11 +331,11 @@ class _Syntax(_Source):
     def _header_end(self, inner: Node, body: Node | None) -> int:
         """Last row of the signature: the row where the body opens (a brace) or the row before its first statement."""
         if body is None or body.type == ";":
-            return inner.end_point[0]
+            return int(inner.end_point[0])
         body_row = body.start_point[0]
         if body.type in self.spec.statement_bodies:
             body_row -= 1
-        return max(inner.start_point[0], min(body_row, inner.end_point[0]))
+        return int(max(inner.start_point[0], min(body_row, inner.end_point[0])))
 
 
 class _Finder(_Syntax):

@@ -116,4 +116,5 @@ def send_hits(path: Path, ids: list[str], session_id: str | None, timeout: float
         s.connect(str(path))
         s.sendall(json.dumps({"ids": ids, "session_id": session_id}).encode() + b"\n")
         data = s.makefile("rb").readline()
-    return json.loads(data)
+    reply: dict[str, Any] = json.loads(data)
+    return reply

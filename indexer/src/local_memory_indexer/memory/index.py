@@ -115,7 +115,7 @@ class MemoryIndex:
 
     def refresh(self) -> None:
         """See writes of other processes (call after taking the writer lock)."""
-        self.table.checkout_latest()
+        self.table.checkout_latest()  # type: ignore[no-untyped-call]  # lancedb leaves it unannotated
 
     def _write_meta(self) -> None:
         meta = {

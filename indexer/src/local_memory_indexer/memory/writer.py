@@ -251,7 +251,7 @@ class MemoryWriter:
             "AND status IN ('active', 'draft')"
         )
         rows = self.index.table.search().where(where).select(["id", "title"]).limit(100_000).to_list()
-        same = [r["id"] for r in rows if _norm(r["title"]) == title]
+        same: list[str] = [r["id"] for r in rows if _norm(r["title"]) == title]
         if same:
             return min(same)
         near = [s for s in similar if s["kind"] == record.kind and s["status"] in ("active", "draft")]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from local_memory_shared.config import Settings
-from local_memory_shared.envelope import CONTRACT_VERSION
+from local_memory_shared.contract import CONTRACT_VERSION
 from local_memory_shared.schema import SCHEMA_VERSION
 
 #: Seconds the verbose health check waits for Ollama's model list (re-ranker availability).

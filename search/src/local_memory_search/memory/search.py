@@ -139,7 +139,12 @@ def _fts_query(q: FullTextQuery, phrases: bool = True) -> Any:
 
 
 def _fts_leg(
-    reader: MemoryReader, q: FullTextQuery, where: str, depth: int, cands: dict, warnings: list
+    reader: MemoryReader,
+    q: FullTextQuery,
+    where: str,
+    depth: int,
+    cands: dict[str, ranking.Candidate],
+    warnings: list[dict[str, str]],
 ) -> None:
     if q.is_empty:
         return
@@ -159,17 +164,23 @@ def _fts_leg(
 
 
 def _run_fts(reader: MemoryReader, query: Any, where: str, depth: int) -> list[dict[str, Any]]:
-    return (
+    rows: list[dict[str, Any]] = (
         reader.table.search(query, query_type="fts")
         .where(where, prefilter=True)
         .select([*ROW_COLUMNS, "vector"])
         .limit(depth)
         .to_list()
     )
+    return rows
 
 
 def _vector_leg(
-    reader: MemoryReader, vec: np.ndarray, where: str, depth: int, threshold: float | None, cands: dict
+    reader: MemoryReader,
+    vec: np.ndarray,
+    where: str,
+    depth: int,
+    threshold: float | None,
+    cands: dict[str, ranking.Candidate],
 ) -> None:
     rows = (
         reader.table.search(vec.tolist(), vector_column_name="vector")
@@ -191,7 +202,7 @@ def _vector_leg(
         c.similarity, c.vector_rank = sim, rank
 
 
-def _uid_paste(reader: MemoryReader, text: str, where: str, cands: dict) -> list[str]:
+def _uid_paste(reader: MemoryReader, text: str, where: str, cands: dict[str, ranking.Candidate]) -> list[str]:
     """Records named by uids in ``text`` (any filter aside: the caller asked for them), then mentions."""
     uids = [t.upper() for t in text.replace(",", " ").split() if is_uid(t)]
     if not uids:
@@ -220,7 +231,7 @@ def _finish(
     where: str,
     cands: list[ranking.Candidate],
     mode: str,
-    warnings: list,
+    warnings: list[dict[str, str]],
     *,
     rank: bool,
 ) -> SearchAnswer:
@@ -250,7 +261,12 @@ def _seed004(req: SearchRequest) -> bool:
 
 
 def _fold_superseded(
-    reader: MemoryReader, f: MemoryFilters, where: str, cands: list, hidden: list, path_matched: set[str]
+    reader: MemoryReader,
+    f: MemoryFilters,
+    where: str,
+    cands: list[ranking.Candidate],
+    hidden: list[dict[str, str]],
+    path_matched: set[str],
 ) -> list[ranking.Candidate]:
     """Replace each superseded hit with its newest visible successor, at the better position."""
     successors = {
@@ -266,8 +282,8 @@ def _fold_superseded(
     for c in cands:
         if c.id in placed:
             continue
-        succ = successors.get(c.id, c.id) if c.id in successors else c.id
-        if c.id in successors and succ is None:
+        succ = successors[c.id] if c.id in successors else c.id
+        if succ is None:
             if _current_as_of(reader, c, f.as_of):
                 out.append(placed.setdefault(c.id, c))
             else:

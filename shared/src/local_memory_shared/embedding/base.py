@@ -53,7 +53,8 @@ class Embedder(ABC):
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query; returns shape (dimension,)."""
-        return self.embed_documents([text])[0]
+        vector: np.ndarray = self.embed_documents([text])[0]
+        return vector
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release clients/sessions."""
@@ -73,4 +74,5 @@ def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return vectors / norms
+    normalised: np.ndarray = vectors / norms
+    return normalised

@@ -122,7 +122,8 @@ class GeminiEmbedder(Embedder):
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one search query (task RETRIEVAL_QUERY)."""
-        return self._embed_all([text], QUERY_TASK, None)[0]
+        vector: np.ndarray = self._embed_all([text], QUERY_TASK, None)[0]
+        return vector
 
     def _embed_all(self, texts: Sequence[str], task: str, progress: ProgressFn | None) -> np.ndarray:
         total = len(texts)

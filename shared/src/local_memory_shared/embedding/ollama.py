@@ -178,5 +178,5 @@ class OllamaEmbedder(Embedder):
     def close(self) -> None:
         """Close the HTTP client."""
         if self._client is not None:
-            self._client.close()
+            self._client.close()  # type: ignore[no-untyped-call]  # ollama leaves close() unannotated
             self._client = None

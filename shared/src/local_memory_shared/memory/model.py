@@ -295,7 +295,8 @@ def _meta(value: Any) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise InvalidArgument("meta must be a JSON object", field="meta")
     try:
-        return json.loads(json.dumps(dict(value), default=_json_default))
+        plain: dict[str, Any] = json.loads(json.dumps(dict(value), default=_json_default))
+        return plain
     except (TypeError, ValueError) as exc:
         raise InvalidArgument(f"meta is not JSON-serialisable: {exc}", field="meta") from exc
 

@@ -234,7 +234,8 @@ class _Parser:
     def _string_literal(self, what: str) -> str:
         if self.kind() != "string":
             raise InvalidArgument(f"metaPredicate: {what} must be a string literal", field=FIELD)
-        return json.loads(self.take())
+        literal: str = json.loads(self.take())
+        return literal
 
     # -- values: paths and literals
     def value(self) -> _PathFn:
@@ -387,9 +388,9 @@ def _cmp_pair(op: str, x: Any, y: Any) -> Tri:
         return None
     if kx == "bool" and op not in {"==", "!=", "<>"}:
         return None
-    return {
+    return bool({
         "==": x == y, "!=": x != y, "<>": x != y, "<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y,
-    }[op]  # fmt: skip
+    }[op])  # fmt: skip
 
 
 def _compare(op: str, left: _PathFn, right: _PathFn) -> _Eval:

@@ -120,7 +120,8 @@ def apply_selection(result: Mapping[str, Any], full_content: str, sel: Selection
 def render(payload: Any, fmt: str) -> str:
     """``yaml`` (block style, keys in order) or ``json``/``compact`` (compact JSON)."""
     if fmt == "yaml":
-        return yaml.safe_dump(payload, sort_keys=False, allow_unicode=True, default_flow_style=False)
+        text: str = yaml.safe_dump(payload, sort_keys=False, allow_unicode=True, default_flow_style=False)
+        return text
     if fmt in {"json", "compact"}:
         return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
     raise InvalidArgument(f"format must be yaml, json or compact; got {fmt!r}", field="format")
