@@ -327,6 +327,24 @@ class Plan:
     adds_files: bool
 
 
+def graph_rows(
+    batch: tuple[FileChange, ...], records: tuple[ChunkRecord, ...], summary: IndexSummary
+) -> tuple[GraphRows, ...]:
+    """Each file's definitions, calls and imports (a file whose extraction fails is logged, not fatal)."""
+    out: list[GraphRows] = []
+    for c in batch:
+        f = c.file
+        spans = tuple((r.chunk_id, r.start_line, r.end_line) for r in records if r.file_path == f.path)
+        try:
+            out.append(
+                GraphRows(f.path, f.language, graph.extract_file_graph(f.path, c.data, f.language), spans)
+            )
+        except Exception as exc:
+            log.exception("graph extraction failed for %s", f.path)
+            summary.errors.append(f"{f.path}: graph extraction failed: {exc}")
+    return tuple(out)
+
+
 class _Run:
     """One index run: orchestration only (state writes: ``StateWriter``; vectors: ``EmbedCache``)."""
 
@@ -523,7 +541,7 @@ class _Run:
         with timer.phase("parse"):
             records, file_rows = self._parse(batch, commit, summary)
         with timer.phase("graph"):
-            graphs = self._graphs(batch, records, summary)
+            graphs = graph_rows(batch, records, summary)
         with timer.phase("embed"):
             vectors = self._embed(records, summary)
         with timer.phase("write"):
@@ -557,22 +575,6 @@ class _Run:
             file_rows.append(FileRow(f.path, c.digest, f.size, f.mtime, f.language, utc_now(), len(ordered)))
             summary.files_parsed += 1
         return tuple(records), tuple(file_rows)
-
-    def _graphs(
-        self, batch: tuple[FileChange, ...], records: tuple[ChunkRecord, ...], summary: IndexSummary
-    ) -> tuple[GraphRows, ...]:
-        out: list[GraphRows] = []
-        for c in batch:
-            f = c.file
-            spans = tuple((r.chunk_id, r.start_line, r.end_line) for r in records if r.file_path == f.path)
-            try:
-                out.append(
-                    GraphRows(f.path, f.language, graph.extract_file_graph(f.path, c.data, f.language), spans)
-                )
-            except Exception as exc:
-                log.exception("graph extraction failed for %s", f.path)
-                summary.errors.append(f"{f.path}: graph extraction failed: {exc}")
-        return tuple(out)
 
     def _embed(self, records: tuple[ChunkRecord, ...], summary: IndexSummary) -> np.ndarray:
         base = summary.chunks_embedded

@@ -38,10 +38,10 @@ from typing import Any, Literal
 
 from local_memory_shared.config import Settings, load_settings
 from local_memory_shared.fs import read_regular_file
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from local_memory_shared.tooling import StrictModel, ToolResult
+from pydantic import Field, field_validator
 
 from . import degradation as W
-from .api import ToolOutput
 from .filters import SearchFilters
 from .hybrid import CANDIDATE_DEPTH, RankRequest, rank
 from .params import MAX_QUERY_CHARS, Filters
@@ -71,10 +71,8 @@ _ELISION = re.compile(r"\(lines (\d+)-(\d+)\)\s*$")
 _CLOSER = re.compile(r"^\s*(?:[})\]][})\];,]*|end)\s*$")
 
 
-class ContextPackParams(BaseModel):
+class ContextPackParams(StrictModel):
     """retrieve_context_pack: seed 003's parameters, defaults and bounds."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     query: str = Field(..., min_length=1, max_length=MAX_QUERY_CHARS, description="Search query.")
     project_path: str | None = Field(
@@ -688,63 +686,92 @@ def _rerank(
     return ordered, info
 
 
-def retrieve_context_pack(params: ContextPackParams, settings: Settings | None = None) -> ToolOutput:
+@dataclass(frozen=True)
+class PackRequest:
+    """What to pack (the library's own record; the tool's pydantic arguments convert to it)."""
+
+    query: str
+    max_files: int = 8
+    max_chars: int = 12000
+    include_neighbors: bool = True
+    neighbor_hops: int = 1
+    rerank: bool = False
+    truncate_strategy: str = "middle"
+    filters: SearchFilters | None = None
+    alpha: float = 0.65
+
+
+def pack_context(reader: IndexReader, req: PackRequest, settings: Settings) -> ToolResult:
     """Hybrid retrieval → optional LLM re-rank → grouped, merged, budgeted excerpts plus one text block."""
-    settings = settings or load_settings()
     started = time.perf_counter()
+    depth = min(CANDIDATE_DEPTH, max(40, req.max_files * 5))
+    rank_req = RankRequest(
+        query=req.query,
+        mode="hybrid",
+        alpha=req.alpha,
+        filters=req.filters,
+        depth=depth,
+    )
+    ranking = rank(reader, rank_req)
+    t_rank = time.perf_counter()
+    warnings = [*reader.warnings, *ranking.warnings]
+    kept = list(ranking.ranked[: ranking.kept])
+    reranker = OllamaReranker.from_settings(settings) if req.rerank else None
+    # The LLM judges the head of the whole ranking, not only what survived the relevance
+    # gap: lifting what the first stage underrated is what a re-ranker is for.
+    pool = list(ranking.ranked[: max(ranking.kept, reranker.max_candidates)]) if reranker else kept
+    rows = reader.fetch_chunks(s.chunk_id for s in pool)
+    ordered = [(s.chunk_id, s.score) for s in kept if s.chunk_id in rows]
+    rerank_info: dict[str, Any] = {"requested": req.rerank, "applied": False}
+    if reranker is not None:
+        ordered, rerank_info = _rerank(reranker, req.query, pool, rows, ordered, warnings)
+    t_rerank = time.perf_counter()
+    files, dropped_files = gather_files(reader, ordered, rows, req.max_files)
+    hops = req.neighbor_hops if req.include_neighbors else 0
+    pack = Packer(files, max_chars=req.max_chars, strategy=req.truncate_strategy, neighbor_hops=hops).build()
+    if not kept and reader.version is not None:
+        warnings.append(W.warn(W.NO_MATCHES, f"(nothing matched {req.query[:80]!r})."))
+    done = time.perf_counter()
+    timings = _timings_ms(rank=(started, t_rank), rerank=(t_rank, t_rerank), pack=(t_rerank, done))
+    timings["total"] = round((done - started) * 1000, 2)
+    data = {
+        "query": req.query,
+        "files": [f.to_dict() for f in pack.files],
+        "text": pack.text,
+        "chars": len(pack.text),
+        "excerpt_chars": pack.excerpt_chars,
+        "max_chars": req.max_chars,
+        "est_tokens": pack.est_tokens,
+        "truncated": pack.truncated,
+        "omitted": {**pack.omitted, "files": dropped_files},
+        "candidates": len(kept),
+        "truncate_strategy": req.truncate_strategy,
+        "neighbor_hops": hops,
+        "rerank": rerank_info,
+        "search": {
+            "mode": ranking.mode,
+            "alpha_effective": ranking.alpha_effective,
+            "legs": ranking.legs,
+            "published_version": reader.version,
+        },
+        "timings_ms": timings,
+    }
+    return ToolResult(data=data, warnings=warnings)
+
+
+def retrieve_context_pack(params: ContextPackParams, settings: Settings | None = None) -> ToolResult:
+    """The ``retrieve_context_pack`` tool: its arguments as a :class:`PackRequest`, over the opened index."""
+    settings = settings or load_settings()
+    req = PackRequest(
+        query=params.query,
+        max_files=params.max_files,
+        max_chars=params.max_chars,
+        include_neighbors=params.include_neighbors,
+        neighbor_hops=params.neighbor_hops,
+        rerank=params.rerank,
+        truncate_strategy=params.truncate_strategy,
+        filters=SearchFilters.of(params.filters),
+        alpha=params.alpha,
+    )
     with open_index(params.project_path, settings) as reader:
-        depth = min(CANDIDATE_DEPTH, max(40, params.max_files * 5))
-        req = RankRequest(
-            query=params.query,
-            mode="hybrid",
-            alpha=params.alpha,
-            filters=SearchFilters.of(params.filters),
-            depth=depth,
-        )
-        ranking = rank(reader, req)
-        t_rank = time.perf_counter()
-        warnings = [*reader.warnings, *ranking.warnings]
-        kept = list(ranking.ranked[: ranking.kept])
-        reranker = OllamaReranker.from_settings(settings) if params.rerank else None
-        # The LLM judges the head of the whole ranking, not only what survived the relevance
-        # gap: lifting what the first stage underrated is what a re-ranker is for.
-        pool = list(ranking.ranked[: max(ranking.kept, reranker.max_candidates)]) if reranker else kept
-        rows = reader.fetch_chunks(s.chunk_id for s in pool)
-        ordered = [(s.chunk_id, s.score) for s in kept if s.chunk_id in rows]
-        rerank_info: dict[str, Any] = {"requested": params.rerank, "applied": False}
-        if reranker is not None:
-            ordered, rerank_info = _rerank(reranker, params.query, pool, rows, ordered, warnings)
-        t_rerank = time.perf_counter()
-        files, dropped_files = gather_files(reader, ordered, rows, params.max_files)
-        hops = params.neighbor_hops if params.include_neighbors else 0
-        pack = Packer(
-            files, max_chars=params.max_chars, strategy=params.truncate_strategy, neighbor_hops=hops
-        ).build()
-        if not kept and reader.version is not None:
-            warnings.append(W.warn(W.NO_MATCHES, f"(nothing matched {params.query[:80]!r})."))
-        done = time.perf_counter()
-        timings = _timings_ms(rank=(started, t_rank), rerank=(t_rank, t_rerank), pack=(t_rerank, done))
-        timings["total"] = round((done - started) * 1000, 2)
-        data = {
-            "query": params.query,
-            "files": [f.to_dict() for f in pack.files],
-            "text": pack.text,
-            "chars": len(pack.text),
-            "excerpt_chars": pack.excerpt_chars,
-            "max_chars": params.max_chars,
-            "est_tokens": pack.est_tokens,
-            "truncated": pack.truncated,
-            "omitted": {**pack.omitted, "files": dropped_files},
-            "candidates": len(kept),
-            "truncate_strategy": params.truncate_strategy,
-            "neighbor_hops": hops,
-            "rerank": rerank_info,
-            "search": {
-                "mode": ranking.mode,
-                "alpha_effective": ranking.alpha_effective,
-                "legs": ranking.legs,
-                "published_version": reader.version,
-            },
-            "timings_ms": timings,
-        }
-        return ToolOutput(data=data, warnings=warnings)
+        return pack_context(reader, req, settings)
