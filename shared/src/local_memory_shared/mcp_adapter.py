@@ -159,8 +159,14 @@ def http_app(server: Server[Any], token: str | None = None) -> Any:
 async def _serve_stdio(server: Server[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    from .stdio_guard import GuardedStdin, claimed_stdin
+
+    # Our reader answers the frames the SDK's reader would drop without a reply (see stdio_guard).
+    async with claimed_stdin() as wire:
+        guard = GuardedStdin(wire, envelope_result)
+        async with stdio_server(stdin=guard) as (read_stream, write_stream):  # type: ignore[arg-type]
+            guard.attach(write_stream)
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def run_server(server: Server[Any], *, port: int, http: bool = False, token: str | None = None) -> None:
