@@ -15,6 +15,7 @@ DEFAULT_MAX_FILE_BYTES = 1024 * 1024
 DEFAULT_SCRATCH_TTL_DAYS = 7
 DEFAULT_REVIEW_TTL_DAYS = 30
 DEFAULT_HIT_FLUSH_SECONDS = 30.0
+DEFAULT_HTTP_SESSION_IDLE_SECONDS = 300.0
 
 #: Every environment variable a user may set, with its default and meaning (README mirrors it).
 ENV_VARS: dict[str, tuple[str, str]] = {
@@ -38,6 +39,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "LOCAL_MEMORY_MAX_FILE_BYTES": (str(DEFAULT_MAX_FILE_BYTES), "Files larger than this are skipped."),
     "LOCAL_MEMORY_EMBED_THREADS": ("(all cores)", "ONNX Runtime intra-op threads."),
     "LOCAL_MEMORY_HTTP_TOKEN": ("—", "Bearer token the MCP servers require on --http (or pass --token)."),
+    "LOCAL_MEMORY_HTTP_SESSION_IDLE_SECONDS": (
+        str(DEFAULT_HTTP_SESSION_IDLE_SECONDS),
+        "An --http MCP session with no request for this long is closed and its memory freed.",
+    ),
     "LOCAL_MEMORY_VAULT": ("<data root>/vault", "Agent memory vault: a git repo of Markdown records."),
     "LOCAL_MEMORY_SCRATCH_TTL_DAYS": (
         str(DEFAULT_SCRATCH_TTL_DAYS),
@@ -57,6 +62,16 @@ ENV_VARS: dict[str, tuple[str, str]] = {
 def _env(name: str) -> str | None:
     value = os.environ.get(name)
     return value if value not in (None, "") else None
+
+
+def http_session_idle_seconds() -> float:
+    """Idle timeout of a streamable-HTTP MCP session (a positive number of seconds)."""
+    raw = _env("LOCAL_MEMORY_HTTP_SESSION_IDLE_SECONDS")
+    try:
+        value = float(raw) if raw else DEFAULT_HTTP_SESSION_IDLE_SECONDS
+    except ValueError:
+        value = DEFAULT_HTTP_SESSION_IDLE_SECONDS
+    return value if 0 < value < float("inf") else DEFAULT_HTTP_SESSION_IDLE_SECONDS
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from mcp_types import (
 )
 from mcp_types import Tool as MCPTool
 
+from .config import http_session_idle_seconds
 from .contract import HTTP_HOST, HTTP_PATH, TOKEN_ENV, UNAUTHORIZED
 from .tooling import ToolRegistry
 
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "HTTP_HOST",
+    "HTTP_MAX_SESSIONS",
     "HTTP_PATH",
     "TOKEN_ENV",
     "BearerTokenMiddleware",
@@ -150,17 +152,36 @@ class BearerTokenMiddleware:
         return False
 
 
+#: Most streamable-HTTP sessions open at once; one more is answered 503 until one ends or expires.
+HTTP_MAX_SESSIONS = 1000
+
+
 def http_app(server: Server[Any], token: str | None = None) -> Any:
-    """The streamable-HTTP ASGI app at ``/mcp``, behind the bearer check when a token is given."""
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=HTTP_HOST)
+    """The streamable-HTTP ASGI app at ``/mcp``, behind the bearer check when a token is given.
+
+    Sessions are bounded: one idle for ``LOCAL_MEMORY_HTTP_SESSION_IDLE_SECONDS`` is closed by the
+    SDK's session manager (its memory freed), and at most :data:`HTTP_MAX_SESSIONS` are open.
+    """
+    app = server.streamable_http_app(
+        streamable_http_path=HTTP_PATH,
+        host=HTTP_HOST,
+        session_idle_timeout=http_session_idle_seconds(),
+        max_sessions=HTTP_MAX_SESSIONS,
+    )
     return BearerTokenMiddleware(app, token) if token else app
 
 
 async def _serve_stdio(server: Server[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    from .stdio_guard import GuardedStdin, claimed_stdin
+
+    # Our reader answers the frames the SDK's reader would drop without a reply (see stdio_guard).
+    async with claimed_stdin() as wire:
+        guard = GuardedStdin(wire, envelope_result)
+        async with stdio_server(stdin=guard) as (read_stream, write_stream):  # type: ignore[arg-type]
+            guard.attach(write_stream)
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def run_server(server: Server[Any], *, port: int, http: bool = False, token: str | None = None) -> None:

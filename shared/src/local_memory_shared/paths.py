@@ -19,13 +19,19 @@ from .errors import InvalidArgument
 
 
 def normalize_project_path(project_path: str | Path, *, field: str = "project_path") -> Path:
-    """Absolute, resolved project root; it must be an existing directory."""
+    """Absolute, resolved project root; it must be an existing directory (else InvalidArgument on ``field``)."""
+    shown = repr(str(project_path)[:200])
+    if "\x00" in str(project_path):
+        raise InvalidArgument(f"{field} {shown} contains a NUL byte", field=field)
     try:
         path = Path(project_path).expanduser().resolve()
-    except (OSError, RuntimeError) as exc:
-        raise InvalidArgument(f"cannot resolve {project_path!r}: {exc}", field=field) from exc
-    if not path.is_dir():
-        raise InvalidArgument(f"project_path {str(path)!r} is not a directory", field=field)
+        is_dir = path.is_dir()
+    except (OSError, RuntimeError, ValueError) as exc:
+        # ENAMETOOLONG (over the OS path/name limit), ELOOP, EACCES…: the caller's path is bad.
+        reason = getattr(exc, "strerror", None) or exc
+        raise InvalidArgument(f"cannot resolve {field} {shown}: {reason}", field=field) from exc
+    if not is_dir:
+        raise InvalidArgument(f"{field} {str(path)[:200]!r} is not a directory", field=field)
     return path
 
 

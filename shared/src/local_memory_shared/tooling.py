@@ -21,6 +21,7 @@ import copy
 import functools
 import json
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Generic, TypeVar, get_args
@@ -56,6 +57,43 @@ def _not_blank(value: str) -> str:
 NotBlank = Annotated[str, AfterValidator(_not_blank)]
 
 
+#: Deepest nesting of objects/arrays allowed inside a tool's arguments (real tools need 3).
+MAX_ARGUMENT_DEPTH = 32
+#: Most decimal digits an integer argument may have (any 64-bit value fits).
+MAX_INT_DIGITS = 20
+_INT_BOUND = 10**MAX_INT_DIGITS
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_argument_limits(arguments: Any) -> None:
+    """Refuse arguments too deep, with a huge integer or a lone surrogate: InvalidArgument naming the field.
+
+    Runs before pydantic so no value can make validation recurse or convert without bound.
+    """
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(arguments, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_ARGUMENT_DEPTH:
+            name = _dotted(path[:1]) or "arguments"
+            raise InvalidArgument(f"{name}: nested deeper than {MAX_ARGUMENT_DEPTH} levels", field=name)
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                _check_scalar(key, path)
+                stack.append((item, (*path, str(key))))
+        elif isinstance(value, list | tuple):
+            stack.extend((item, (*path, i)) for i, item in enumerate(value))
+        else:
+            _check_scalar(value, path)
+
+
+def _check_scalar(value: Any, path: tuple[Any, ...]) -> None:
+    name = _dotted(path) or "arguments"
+    if isinstance(value, int) and not isinstance(value, bool) and not -_INT_BOUND < value < _INT_BOUND:
+        raise InvalidArgument(f"{name}: integer longer than {MAX_INT_DIGITS} digits", field=name)
+    if isinstance(value, str) and _SURROGATE.search(value):
+        raise InvalidArgument(f"{name}: not valid Unicode (lone surrogate)", field=name)
+
+
 def validate_args(model: type[M], arguments: Any) -> M:
     """Validate raw tool arguments with ``model``; any failure raises InvalidArgument naming the field."""
     if arguments is None:
@@ -64,6 +102,7 @@ def validate_args(model: type[M], arguments: Any) -> M:
         raise InvalidArgument(
             f"arguments must be a JSON object, got {type(arguments).__name__}", field="arguments"
         )
+    check_argument_limits(arguments)
     try:
         return model.model_validate(dict(arguments))
     except ValidationError as exc:
