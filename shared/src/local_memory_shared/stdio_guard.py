@@ -44,7 +44,8 @@ EnvelopeResult = Callable[[dict[str, Any]], types.CallToolResult]
 def _bounded_int(text: str) -> int:
     # A stand-in just past the limit: the 5,000-digit value itself is never built.
     if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        return -(10**MAX_INT_DIGITS) if text.startswith("-") else 10**MAX_INT_DIGITS
+        bound: int = 10**MAX_INT_DIGITS
+        return -bound if text.startswith("-") else bound
     return int(text)
 
 
