@@ -133,6 +133,7 @@ def stop_monitor(mon: Monitor) -> None:
     """Stop the monitor process."""
     mon.proc.terminate()
     try:
-        mon.proc.wait(timeout=10)
+        mon.proc.communicate(timeout=10)  # reaps it and closes its stderr pipe
     except subprocess.TimeoutExpired:
         mon.proc.kill()
+        mon.proc.communicate()

@@ -125,7 +125,7 @@ def test_sigkill_mid_run_keeps_the_previous_index_and_the_next_run_completes(
     run = cli("index", str(project), "--json", env=env)
     wait_mid_run(run, paths.state_db, good_version)
     run.send_signal(signal.SIGKILL)
-    run.wait(timeout=30)
+    run.communicate(timeout=30)  # reaps it and closes both pipes
     assert run.returncode == -signal.SIGKILL
 
     # The index still opens at its published version; every file is there, each either old or new,

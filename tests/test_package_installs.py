@@ -30,6 +30,7 @@ PACKAGES = {
 #: Distribution name -> import names, where they differ.
 IMPORT_NAMES = {
     "pylance": {"lance"},
+    "pyyaml": {"yaml"},
     "google-genai": {"google"},
     "tree-sitter": {"tree_sitter"},
     "tree-sitter-languages": {"tree_sitter_languages"},
