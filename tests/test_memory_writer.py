@@ -370,3 +370,37 @@ def test_malformed_file_is_reported_by_health_check_and_doctor_with_its_path(wri
     assert finding["details"]["path"] == str(path) and f"{path}:5" in finding["message"]
     assert "memory sync" in finding["fix"]
     assert path.read_text() == broken  # reported, never rewritten
+
+
+def test_doctor_rebuild_recreates_a_deleted_memory_index_from_the_vault(writer, root):
+    """Seed 000's ``memo doctor --rebuild``: the CLI rebuilds the index from the Markdown files."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    texts = [
+        "Stripe retries webhooks for three days",
+        "Postgres vacuum blocks on long transactions",
+        "Use UTC in logs",
+    ]
+    ids = {writer.write(trap(title=t, content=t + ".", tags=[t.split()[0].lower()])).record.id for t in texts}
+    assert len(ids) == 3
+    writer.close()
+    shutil.rmtree(writer.paths.dir / "lance")
+    exe = str(Path(sys.executable).with_name("local-memory-indexer"))
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(root)}
+    out = subprocess.run(
+        [exe, "doctor", "--rebuild", "--json"], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["data"]["indexed"] == len(ids)
+    check = subprocess.run([exe, "doctor", "--json"], env=env, capture_output=True, text=True, timeout=600)
+    assert check.returncode == 0 and json.loads(check.stdout)["data"]["malformed"] == []
+    from local_memory_indexer.memory.writer import MemoryWriter
+
+    again = MemoryWriter(load_memory_settings(), commit_delay=3600)
+    try:
+        assert set(rows(again)) == ids
+    finally:
+        again.close()

@@ -16,7 +16,7 @@ from local_memory_shared.errors import InvalidArgument, LocalMemoryError, StoreE
 from local_memory_shared.mcp_adapter import add_transport_args
 from local_memory_shared.tooling import ToolResult
 
-from .memory.cli import add_memory_parser
+from .memory.cli import add_doctor_parser, add_memory_parser
 from .pipeline import IndexSummary, index_project
 
 
@@ -165,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_transport_args(p, INDEXER_HTTP_PORT)
     p.set_defaults(func=cmd_serve)
     add_memory_parser(sub)
+    add_doctor_parser(sub)
     p = sub.add_parser("setup-client", help="add both MCP servers to a client's config (merged, backed up)")
     p.add_argument("client", choices=["claude-desktop", "claude-code", "cursor", "vscode"])
     p.add_argument("--print", action="store_true", help="print the entries instead of writing the config")

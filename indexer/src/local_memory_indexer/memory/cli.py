@@ -198,3 +198,18 @@ def add_memory_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_rebuild)
     for action in msub.choices.values():
         action.add_argument("--json", action="store_true", help="print the JSON envelope")
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """``doctor [--rebuild]``: seed 000's memo doctor — re-check the vault, or rebuild the memory index."""
+    return int(cmd_rebuild(args) if args.rebuild else cmd_sync(args))
+
+
+def add_doctor_parser(sub: Any) -> None:
+    """Register ``doctor`` (seed 000's ``memo doctor [--rebuild]``) on the top-level subparsers."""
+    p = sub.add_parser(
+        "doctor", help="re-check the memory vault (report malformed files); --rebuild recreates its index"
+    )
+    p.add_argument("--rebuild", action="store_true", help="recreate the memory index from the vault")
+    p.add_argument("--json", action="store_true", help="print the JSON envelope")
+    p.set_defaults(func=cmd_doctor)
