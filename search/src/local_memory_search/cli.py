@@ -13,16 +13,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from local_memory_shared.contract import MONITOR_HTTP_PORT, SEARCH_HTTP_PORT
 from local_memory_shared.envelope import error
 from local_memory_shared.errors import InvalidArgument
-from local_memory_shared.mcp_adapter import add_transport_args
-from rich.console import Console
-from rich.markup import escape
+from local_memory_shared.transport_args import add_transport_args
 
 from .tools import TOOLS, call_tool
+
+if TYPE_CHECKING:  # rich renders the readable output only; --json and serve never import it
+    from rich.console import Console
 
 MODES = {"hybrid": "search_hybrid", "keyword": "search_keyword", "semantic": "search_semantic"}
 SNIPPET_LINES = 4
@@ -65,6 +66,8 @@ def _print_json(obj: Any) -> None:
 
 
 def _render_hits(envelope: dict[str, Any], console: Console, err: Console) -> None:
+    from rich.markup import escape
+
     for w in envelope.get("warnings", []):
         err.print(f"[yellow]warning[/] [bold]{w['code']}[/]: {escape(w['message'])}")
     if not envelope.get("ok"):
@@ -135,6 +138,9 @@ def cmd_tools(args: argparse.Namespace) -> int:
         ]
         _print_json(specs)
         return 0
+    from rich.console import Console
+    from rich.markup import escape
+
     console = Console()
     for spec in TOOLS.values():
         console.print(f"[bold]{spec.name}[/]: {escape(spec.description)}")
@@ -155,6 +161,8 @@ def cmd_query(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(envelope)
     else:
+        from rich.console import Console
+
         # Piped output keeps whole lines (no wrapping at rich's default 80 columns).
         _render_hits(envelope, Console(soft_wrap=True), Console(stderr=True, soft_wrap=True))
     return 0 if envelope.get("ok") else 1
