@@ -20,8 +20,6 @@ from local_memory_shared.envelope import error
 from local_memory_shared.errors import InvalidArgument
 from local_memory_shared.transport_args import add_transport_args
 
-from .tools import TOOLS, call_tool
-
 if TYPE_CHECKING:  # rich renders the readable output only; --json and serve never import it
     from rich.console import Console
 
@@ -119,6 +117,8 @@ def cmd_tool(args: argparse.Namespace) -> int:
     except json.JSONDecodeError as exc:
         envelope = error(InvalidArgument(f"--args is not valid JSON: {exc}", field="args"))
     else:
+        from .tools import call_tool
+
         envelope = call_tool(args.name, tool_args)
     _print_json(envelope)
     return 0 if envelope.get("ok") else 1
@@ -126,6 +126,8 @@ def cmd_tool(args: argparse.Namespace) -> int:
 
 def cmd_tools(args: argparse.Namespace) -> int:
     """``tools``: the tool list (names and descriptions, or full schemas with --json)."""
+    from .tools import TOOLS
+
     if args.json:
         specs = [
             {
@@ -157,6 +159,8 @@ def cmd_query(args: argparse.Namespace) -> int:
             query_args["filters"] = json.loads(args.filters)
         except json.JSONDecodeError:
             query_args["filters"] = args.filters  # let validation name the field
+    from .tools import call_tool
+
     envelope = call_tool(MODES[args.mode], query_args)
     if args.json:
         _print_json(envelope)
@@ -177,9 +181,24 @@ COMMANDS = {
 }
 
 
+def _prewarm_encoder() -> None:
+    """Load the query model on a thread while the tool layer (LanceDB) imports (issue 14: first answer)."""
+    from local_memory_shared.config import load_settings
+
+    from .encoder import ENCODER
+
+    try:
+        settings = load_settings()
+    except Exception:  # a bad setting is reported by the command itself, with its field
+        return
+    ENCODER.prewarm(settings)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``local-memory-search`` script."""
     argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] == "serve" or (argv[0] == "query" and "keyword" not in argv):
+        _prewarm_encoder()
     if not argv:
         from .server import main as serve
 
