@@ -8,6 +8,9 @@ into the git-ignored ``bench/cache/footprint``; index in ``bench/cache/search_ro
 - ``mcp``: ``local-memory-search`` over stdio with a real MCP client (spawn → initialize → the
   first ``search_hybrid`` result).
 
+Wall seconds and the child's CPU seconds (user + sys) are both reported: on a loaded machine
+the CPU figure is the steadier one (it does not show the model loading beside the imports).
+
 Then one ``python -X importtime`` run of the CLI query, summarised as the top modules by
 cumulative and by self time, and the in-process import seconds of ``tools`` (the tool layer)::
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -84,20 +88,34 @@ def _with_pythonpath(pythonpath: str | None, fn: Any, *args: Any) -> Any:
             os.environ["PYTHONPATH"] = old
 
 
-def _one(project: Path, data_root: Path, query: str) -> tuple[float, float]:
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _one(project: Path, data_root: Path, query: str) -> tuple[float, float, float, float]:
+    """Wall seconds of a CLI and an MCP first answer, and the CPU seconds each child used."""
     import anyio
 
-    return first_cli(project, data_root, query), anyio.run(_first_mcp_async, project, data_root, query)
+    c0 = _child_cpu()
+    cli = first_cli(project, data_root, query)
+    c1 = _child_cpu()
+    mcp = anyio.run(_first_mcp_async, project, data_root, query)
+    return cli, mcp, c1 - c0, _child_cpu() - c1
 
 
 def run(project: Path, data_root: Path, repeats: int, variants: dict[str, str | None]) -> dict[str, Any]:
     """Per variant (a PYTHONPATH, e.g. an older source tree): interleaved CLI and MCP runs, import profile."""
-    times: dict[str, dict[str, list[float]]] = {v: {"cli": [], "mcp": []} for v in variants}
+    times: dict[str, dict[str, list[float]]] = {
+        v: {"cli": [], "mcp": [], "cli_cpu": [], "mcp_cpu": []} for v in variants
+    }
     for i in range(repeats):
         for name, pythonpath in variants.items():
-            cli, mcp = _with_pythonpath(pythonpath, _one, project, data_root, QUERIES[i % len(QUERIES)])
-            times[name]["cli"].append(round(cli, 3))
-            times[name]["mcp"].append(round(mcp, 3))
+            cli, mcp, cli_cpu, mcp_cpu = _with_pythonpath(
+                pythonpath, _one, project, data_root, QUERIES[i % len(QUERIES)]
+            )
+            for key, value in (("cli", cli), ("mcp", mcp), ("cli_cpu", cli_cpu), ("mcp_cpu", mcp_cpu)):
+                times[name][key].append(round(value, 3))
             print(f"run {i + 1} {name}: cli {cli:.2f}s mcp {mcp:.2f}s", file=sys.stderr)
     report: dict[str, Any] = {"load_avg": os.getloadavg()}
     for name, pythonpath in variants.items():
@@ -106,6 +124,8 @@ def run(project: Path, data_root: Path, repeats: int, variants: dict[str, str | 
             "mcp_s": times[name]["mcp"],
             "cli_median_s": round(statistics.median(times[name]["cli"]), 3),
             "mcp_median_s": round(statistics.median(times[name]["mcp"]), 3),
+            "cli_cpu_median_s": round(statistics.median(times[name]["cli_cpu"]), 3),
+            "mcp_cpu_median_s": round(statistics.median(times[name]["mcp_cpu"]), 3),
             "importtime": _with_pythonpath(pythonpath, importtime, project, data_root, QUERIES[0]),
         }
     return report
