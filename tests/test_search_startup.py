@@ -13,7 +13,7 @@ from local_memory_search.encoder import ENCODER
 from local_memory_search.tools import call_tool
 from local_memory_shared.config import load_settings
 
-HEAVY_UNUSED = ("httpx", "tenacity", "google.genai", "ollama", "rich", "mcp.server")
+HEAVY_UNUSED = ("httpx", "tenacity", "google.genai", "ollama", "rich", "mcp.server", "mcp_types")
 
 
 def _modules_after(code: str, env: dict[str, str]) -> set[str]:
