@@ -13,16 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from local_memory_shared.contract import MONITOR_HTTP_PORT, SEARCH_HTTP_PORT
 from local_memory_shared.envelope import error
 from local_memory_shared.errors import InvalidArgument
-from local_memory_shared.mcp_adapter import add_transport_args
-from rich.console import Console
-from rich.markup import escape
+from local_memory_shared.transport_args import add_transport_args
 
-from .tools import TOOLS, call_tool
+if TYPE_CHECKING:  # rich renders the readable output only; --json and serve never import it
+    from rich.console import Console
 
 MODES = {"hybrid": "search_hybrid", "keyword": "search_keyword", "semantic": "search_semantic"}
 SNIPPET_LINES = 4
@@ -65,6 +64,8 @@ def _print_json(obj: Any) -> None:
 
 
 def _render_hits(envelope: dict[str, Any], console: Console, err: Console) -> None:
+    from rich.markup import escape
+
     for w in envelope.get("warnings", []):
         err.print(f"[yellow]warning[/] [bold]{w['code']}[/]: {escape(w['message'])}")
     if not envelope.get("ok"):
@@ -116,6 +117,8 @@ def cmd_tool(args: argparse.Namespace) -> int:
     except json.JSONDecodeError as exc:
         envelope = error(InvalidArgument(f"--args is not valid JSON: {exc}", field="args"))
     else:
+        from .tools import call_tool
+
         envelope = call_tool(args.name, tool_args)
     _print_json(envelope)
     return 0 if envelope.get("ok") else 1
@@ -123,6 +126,8 @@ def cmd_tool(args: argparse.Namespace) -> int:
 
 def cmd_tools(args: argparse.Namespace) -> int:
     """``tools``: the tool list (names and descriptions, or full schemas with --json)."""
+    from .tools import TOOLS
+
     if args.json:
         specs = [
             {
@@ -135,6 +140,9 @@ def cmd_tools(args: argparse.Namespace) -> int:
         ]
         _print_json(specs)
         return 0
+    from rich.console import Console
+    from rich.markup import escape
+
     console = Console()
     for spec in TOOLS.values():
         console.print(f"[bold]{spec.name}[/]: {escape(spec.description)}")
@@ -151,10 +159,14 @@ def cmd_query(args: argparse.Namespace) -> int:
             query_args["filters"] = json.loads(args.filters)
         except json.JSONDecodeError:
             query_args["filters"] = args.filters  # let validation name the field
+    from .tools import call_tool
+
     envelope = call_tool(MODES[args.mode], query_args)
     if args.json:
         _print_json(envelope)
     else:
+        from rich.console import Console
+
         # Piped output keeps whole lines (no wrapping at rich's default 80 columns).
         _render_hits(envelope, Console(soft_wrap=True), Console(stderr=True, soft_wrap=True))
     return 0 if envelope.get("ok") else 1
@@ -169,9 +181,24 @@ COMMANDS = {
 }
 
 
+def _prewarm_encoder() -> None:
+    """Load the query model on a thread while the tool layer (LanceDB) imports (issue 14: first answer)."""
+    from local_memory_shared.config import load_settings
+
+    from .encoder import ENCODER
+
+    try:
+        settings = load_settings()
+    except Exception:  # a bad setting is reported by the command itself, with its field
+        return
+    ENCODER.prewarm(settings)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``local-memory-search`` script."""
     argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] == "serve" or (argv[0] == "query" and "keyword" not in argv):
+        _prewarm_encoder()
     if not argv:
         from .server import main as serve
 

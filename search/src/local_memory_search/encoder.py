@@ -89,8 +89,33 @@ class QueryEncoder:
         self._down_until: dict[str, tuple[float, str]] = {}
         self._cache_size = cache_size
         self._lock = threading.Lock()
+        self._warming: threading.Thread | None = None
 
-    def _embedder(self, choice: EncoderChoice, settings: Settings) -> Embedder:
+    def prewarm(self, settings: Settings) -> None:
+        """Build the default ONNX encoder on a daemon thread while the caller imports LanceDB.
+
+        ONNX Runtime and the tokenizer load outside the GIL, so a fresh process's first hybrid
+        answer no longer pays for the model after the imports. Only when the configured backend
+        is ``onnx`` (the default); the first query waits for it instead of loading a second copy.
+        """
+        if settings.embed_backend.strip().lower() != "onnx" or self._warming is not None:
+            return
+        model = settings.embed_model or DEFAULT_MODELS["onnx"]
+        choice = EncoderChoice("onnx", model, settings.embed_dimension or 384, inferred=False)
+
+        def warm() -> None:
+            try:
+                self._embedder(choice, settings, wait=False).embed_query("warm up")
+            except Exception:  # best effort: the first query builds it (and reports failures)
+                log.debug("query encoder prewarm failed", exc_info=True)
+
+        self._warming = threading.Thread(target=warm, name="encoder-prewarm", daemon=True)
+        self._warming.start()
+
+    def _embedder(self, choice: EncoderChoice, settings: Settings, *, wait: bool = True) -> Embedder:
+        warming = self._warming
+        if wait and warming is not None and warming.is_alive():
+            warming.join()
         key = (choice.backend, choice.model, choice.dimension, settings.ollama_base_url)
         with self._lock:
             found = self._embedders.get(key)
@@ -156,6 +181,9 @@ class QueryEncoder:
 
     def reset(self) -> None:
         """Drop cached embedders, vectors and back-off state."""
+        warming, self._warming = self._warming, None
+        if warming is not None:
+            warming.join()
         with self._lock:
             embedders = list(self._embedders.values())
             self._embedders.clear()

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 from local_memory_shared.config import DEFAULT_RERANK_TIMEOUT, Settings
 
 from . import degradation as W
@@ -201,7 +200,8 @@ class OllamaReranker:
         return str(box["content"])
 
     def _chat(self, prompt: str) -> str:
-        import ollama  # deferred: only re-ranking requests pay for the import
+        import httpx  # deferred with ollama: only re-ranking requests pay for the imports
+        import ollama
 
         timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 3.0))
         with ollama.Client(host=self.base_url, timeout=timeout) as client:
@@ -226,6 +226,7 @@ class _Unavailable(Exception):
 
 
 def _map_error(exc: BaseException, timeout: float, model: str) -> Exception:
+    import httpx
     import ollama
 
     if isinstance(exc, RerankParseError):

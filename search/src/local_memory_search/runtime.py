@@ -55,13 +55,17 @@ class Runtime:
 
     def clear(self) -> None:
         """Reset every registered cache (the next call starts cold)."""
+        for name in self.names():
+            self.clear_cache(name)
+
+    def clear_cache(self, name: str) -> None:
+        """Reset the one cache registered under ``name`` (KeyError if none is)."""
         with self._lock:
-            caches = list(self._caches.values())
-        for cache in caches:
-            if isinstance(cache, Clearable):
-                cache.clear()
-            else:
-                cache()
+            cache = self._caches[name]
+        if isinstance(cache, Clearable):
+            cache.clear()
+        else:
+            cache()
 
 
 #: The searcher's process-wide state.

@@ -37,6 +37,7 @@ from mcp_types import Tool as MCPTool
 from .config import http_session_idle_seconds
 from .contract import HTTP_HOST, HTTP_PATH, TOKEN_ENV, UNAUTHORIZED
 from .tooling import ToolRegistry
+from .transport_args import add_transport_args, transport_args
 
 log = logging.getLogger(__name__)
 
@@ -197,26 +198,3 @@ def run_server(server: Server[Any], *, port: int, http: bool = False, token: str
     log.warning("%s serving streamable HTTP on http://%s:%d%s", server.name, HTTP_HOST, port, HTTP_PATH)
     # log_config=None keeps uvicorn on our stderr logging instead of its own dictConfig.
     uvicorn.run(http_app(server, token), host=HTTP_HOST, port=port, log_level="warning", log_config=None)
-
-
-def add_transport_args(parser: Any, default_port: int) -> None:
-    """Add ``--http``, ``--port`` (default: the server's contract port) and ``--token`` to ``parser``."""
-    parser.add_argument(
-        "--http", action="store_true", help=f"serve streamable HTTP on {HTTP_HOST} instead of stdio"
-    )
-    parser.add_argument("--port", type=int, default=default_port, help=f"HTTP port (default {default_port})")
-    parser.add_argument("--token", default=None, help=f"bearer token required on HTTP (or {TOKEN_ENV})")
-
-
-def transport_args(
-    prog: str, default_port: int, argv: list[str] | None = None
-) -> tuple[bool, int, str | None]:
-    """Parse ``[--http] [--port N] [--token T]`` for ``python -m <server module>``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog=prog, description="Serve MCP over stdio (default) or streamable HTTP."
-    )
-    add_transport_args(parser, default_port)
-    args = parser.parse_args(argv)
-    return args.http, args.port, args.token

@@ -24,13 +24,15 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Generic, TypeVar, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar, get_args
 
-from mcp_types import ToolAnnotations
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from .envelope import error, ok
 from .errors import InvalidArgument, LocalMemoryError
+
+if TYPE_CHECKING:
+    from mcp_types import ToolAnnotations
 
 log = logging.getLogger(__name__)
 
@@ -272,6 +274,8 @@ class ToolSpec(Generic[C]):
 
     def annotations(self) -> ToolAnnotations:
         """MCP tool annotations (readOnlyHint, destructiveHint, idempotentHint; never open-world)."""
+        from mcp_types import ToolAnnotations  # the MCP schema types only when MCP lists the tools
+
         return ToolAnnotations(
             title=self.title or tool_title(self.name),
             read_only_hint=self.read_only,

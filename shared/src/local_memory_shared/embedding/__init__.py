@@ -7,13 +7,18 @@ index's provenance names (:func:`create_embedder` with the recorded backend, mod
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
 from ..config import Settings, load_settings
 from ..errors import InvalidArgument
-from .base import Embedder, ProgressFn, l2_normalize
-from .gemini import GeminiEmbedder
-from .ollama import OllamaEmbedder
-from .onnx import OnnxEmbedder
-from .transport import BackendHealth, RetryPolicy
+from .base import BackendHealth, Embedder, ProgressFn, RetryPolicy, l2_normalize
+
+if TYPE_CHECKING:
+    from .gemini import GeminiEmbedder
+    from .ollama import OllamaEmbedder
+    from .onnx import OnnxEmbedder
 
 __all__ = [
     "BACKENDS",
@@ -30,12 +35,40 @@ __all__ = [
     "l2_normalize",
 ]
 
-#: Backend name → embedder class; each class offers ``from_config(model, dimension=, settings=)``.
-BACKENDS: dict[str, type[OnnxEmbedder] | type[OllamaEmbedder] | type[GeminiEmbedder]] = {
-    "onnx": OnnxEmbedder,
-    "ollama": OllamaEmbedder,
-    "gemini": GeminiEmbedder,
+#: Backend name → (module, class). Imported on first use: the HTTP backends pull in httpx,
+#: tenacity and google-genai, which a search process on an ONNX index never needs.
+_BACKEND_PATHS = {
+    "onnx": (".onnx", "OnnxEmbedder"),
+    "ollama": (".ollama", "OllamaEmbedder"),
+    "gemini": (".gemini", "GeminiEmbedder"),
 }
+
+
+class _LazyBackends(Mapping[str, Any]):
+    """A read-only name → class mapping that imports a backend's module when it is looked up."""
+
+    def __getitem__(self, name: str) -> Any:
+        module, attr = _BACKEND_PATHS[name]
+        return getattr(importlib.import_module(module, __name__), attr)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_BACKEND_PATHS)
+
+    def __len__(self) -> int:
+        return len(_BACKEND_PATHS)
+
+
+#: Backend name → embedder class; each class offers ``from_config(model, dimension=, settings=)``.
+BACKENDS: Mapping[str, Any] = _LazyBackends()
+
+
+def __getattr__(name: str) -> Any:
+    """``OnnxEmbedder``, ``OllamaEmbedder``, ``GeminiEmbedder``: imported when first asked for."""
+    for backend, (_module, attr) in _BACKEND_PATHS.items():
+        if attr == name:
+            return BACKENDS[backend]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 DEFAULT_MODELS = {"onnx": "all-MiniLM-L6-v2", "ollama": "qwen3-embedding:4b", "gemini": "gemini-embedding-2"}
 
@@ -49,8 +82,7 @@ def create_embedder(
 ) -> Embedder:
     """Build the embedder for ``backend`` (``model`` defaults per backend); unknown names raise InvalidArgument."""
     name = (backend or "").strip().lower()
-    cls = BACKENDS.get(name)
-    if cls is None:
+    if name not in BACKENDS:
         raise InvalidArgument(
             f"Unknown embedding backend {backend!r}; expected one of {', '.join(sorted(BACKENDS))}",
             field="EMBED_BACKEND",
@@ -59,11 +91,13 @@ def create_embedder(
         raise InvalidArgument(
             f"Embedding dimension must be positive, got {dimension}", field="EMBED_DIMENSION"
         )
-    return cls.from_config(
+    cls = BACKENDS[name]
+    embedder: Embedder = cls.from_config(
         model or DEFAULT_MODELS[name],
         dimension=dimension,
         settings=settings if settings is not None else load_settings(),
     )
+    return embedder
 
 
 def embedder_from_settings(settings: Settings) -> Embedder:

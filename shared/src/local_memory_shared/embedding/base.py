@@ -1,13 +1,22 @@
-"""The one interface every embedding backend implements."""
+"""The one interface every embedding backend implements, its retry policy and its health report."""
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from ..errors import DimensionMismatch
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Called with (done, total) as batches finish, so long runs can show progress.
 ProgressFn = Callable[[int, int], None]
@@ -76,3 +85,56 @@ def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     norms[norms == 0] = 1.0
     normalised: np.ndarray = vectors / norms
     return normalised
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded exponential backoff: ``attempts`` tries, sleeping base, 2*base, 4*base… (capped)."""
+
+    attempts: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("RetryPolicy.attempts must be at least 1")
+        if self.base_delay < 0 or self.max_delay < 0:
+            raise ValueError("RetryPolicy delays must not be negative")
+
+    def call(self, fn: Callable[[], T], *, retry_if: Callable[[BaseException], bool], what: str) -> T:
+        """Run ``fn``, retrying while ``retry_if(exc)`` holds; the last exception propagates."""
+        import tenacity  # only the HTTP backends retry: keep it off the search process's start
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.attempts),
+            # No jitter: one indexer talks to one server, and deterministic gaps keep tests exact.
+            wait=tenacity.wait_exponential(
+                multiplier=self.base_delay, min=self.base_delay, max=self.max_delay
+            ),
+            retry=tenacity.retry_if_exception(retry_if),
+            before_sleep=_log_retry(what),
+            reraise=True,
+        )
+        return retrying(fn)
+
+
+def _log_retry(what: str) -> Callable[[RetryCallState], None]:
+    def before_sleep(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        delay = state.next_action.sleep if state.next_action else 0.0
+        logger.warning(
+            "%s failed (attempt %d): %s; retrying in %.2fs", what, state.attempt_number, exc, delay
+        )
+
+    return before_sleep
+
+
+@dataclass(frozen=True)
+class BackendHealth:
+    """Outcome of an embedder's cheap readiness probe (for health_check / doctor)."""
+
+    ok: bool
+    backend: str
+    model: str
+    detail: str
+    latency_ms: float | None = None

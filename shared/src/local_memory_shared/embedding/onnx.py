@@ -25,8 +25,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import DimensionMismatch, EmbeddingError
-from .base import Embedder, ProgressFn, l2_normalize
-from .transport import BackendHealth
+from .base import BackendHealth, Embedder, ProgressFn, l2_normalize
 
 logger = logging.getLogger(__name__)
 

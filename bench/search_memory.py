@@ -1,0 +1,163 @@
+"""Where a search process's memory goes (issue 14 item 2), on a small real corpus.
+
+One fresh worker process per run (the index of ``bench.search_startup``: flask by default):
+
+1. RSS after start (imports done), after the first hybrid query (model session loaded), after
+   ``--queries`` mixed calls with distinct texts (hybrid, keyword, semantic, find_callers,
+   retrieve_context_pack);
+2. a tracemalloc snapshot diff (first query → end) by file, for Python objects;
+3. the RSS returned by clearing each cache registered with ``local_memory_search.runtime.RUNTIME``
+   one at a time (``gc.collect()`` and glibc ``malloc_trim(0)`` after each), plus Arrow's pool;
+4. separately, a fresh process holding only the ONNX query session (import → load → one query).
+
+    nice -n 10 .venv/bin/python -m bench.search_memory [--corpus flask] [--queries 1000] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.footprint import REPO, _queries, _rss_mb, unpack
+from bench.search_startup import ROOT, ensure_index
+
+
+def _trim() -> float:
+    """Collect garbage, hand free heap back to the OS, and answer RSS in MB."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except OSError:  # not glibc
+        pass
+    return _rss_mb()
+
+
+def _calls(project: Path, count: int) -> list[tuple[str, dict[str, Any]]]:
+    """``count`` mixed calls with distinct texts; every 10th is a context pack."""
+    calls = _queries(project, count)
+    for i in range(9, len(calls), 10):
+        tool, args = calls[i]
+        text = args.get("query") or args.get("symbol_name") or "x"
+        calls[i] = ("retrieve_context_pack", {"query": f"{text} context {i}", "project_path": str(project)})
+    return calls
+
+
+def worker(project: str, count: int) -> dict[str, Any]:
+    """Run in a fresh process: stages, heap diff, per-cache RSS."""
+    import tracemalloc
+
+    import pyarrow as pa
+
+    t0 = time.perf_counter()
+    from local_memory_search.runtime import RUNTIME
+    from local_memory_search.tools import call_tool
+
+    stages = {"start (imports)": _rss_mb()}
+    tracemalloc.start(1)
+    call_tool("search_hybrid", {"query": "how are blueprints registered", "project_path": project})
+    stages["first hybrid query"] = _rss_mb()
+    first = tracemalloc.take_snapshot()
+    failures: dict[str, int] = {}
+    for tool, args in _calls(Path(project), count):
+        if not call_tool(tool, args).get("ok"):
+            failures[tool] = failures.get(tool, 0) + 1
+    stages[f"after {count} mixed queries"] = _rss_mb()
+    last = tracemalloc.take_snapshot()
+    traced, traced_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    stages["after gc + malloc_trim"] = _trim()
+    diff = [
+        (
+            str(s.traceback[0]).split("site-packages/")[-1].replace(str(REPO) + "/", ""),
+            round(s.size_diff / 2**20, 2),
+        )
+        for s in last.compare_to(first, "lineno")[:10]
+    ]
+    freed: dict[str, float] = {}
+    for name in RUNTIME.names():
+        before = _trim()
+        RUNTIME.clear_cache(name)
+        freed[name] = round(before - _trim(), 1)
+    return {
+        "stages_rss_mb": stages,
+        "failures": failures,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "python_traced_mb": round(traced / 2**20, 1),
+        "python_traced_peak_mb": round(traced_peak / 2**20, 1),
+        "tracemalloc_growth_top10_mb": diff,
+        "arrow_pool_mb": round(pa.total_allocated_bytes() / 2**20, 1),
+        "rss_freed_by_clearing_mb": freed,
+        "rss_after_all_cleared_mb": _trim(),
+    }
+
+
+def onnx_alone() -> dict[str, Any]:
+    """Run in a fresh process: the ONNX query session alone."""
+    base = _rss_mb()
+    from local_memory_shared.embedding.onnx import OnnxEmbedder
+
+    imported = _rss_mb()
+    embedder = OnnxEmbedder()
+    embedder.embed_query("how are blueprints registered")
+    loaded = _rss_mb()
+    for i in range(200):
+        embedder.embed_query(f"query number {i} about flask blueprints and templates")
+    return {
+        "interpreter": base,
+        "import": imported,
+        "session + 1 query": loaded,
+        "after 200 queries": _rss_mb(),
+    }
+
+
+def _spawn(args: list[str]) -> dict[str, Any]:
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(ROOT), "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.search_memory", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Index once, run the worker and the ONNX-only process, print one JSON report."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", default="flask")
+    ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    project = unpack(args.corpus)
+    ensure_index(project, ROOT)
+    report = {
+        "corpus": args.corpus,
+        "load_avg": os.getloadavg(),
+        "search_process": _spawn(["_worker", str(project), str(args.queries)]),
+        "onnx_session_alone_rss_mb": _spawn(["_onnx"]),
+    }
+    text = json.dumps(report, indent=2)
+    if args.out:
+        args.out.write_text(text + "\n")
+    sys.stdout.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["_worker"]:
+        sys.stdout.write(json.dumps(worker(sys.argv[2], int(sys.argv[3]))) + "\n")
+    elif sys.argv[1:2] == ["_onnx"]:
+        sys.stdout.write(json.dumps(onnx_alone()) + "\n")
+    else:
+        raise SystemExit(main())

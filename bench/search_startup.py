@@ -1,0 +1,163 @@
+"""Spawn → first hybrid answer of a fresh search process (issue 14 item 3), with an import-time profile.
+
+Indexes a small real corpus once (``../shared/bench-data/semble/corpora/<corpus>.tar.gz`` unpacked
+into the git-ignored ``bench/cache/footprint``; index in ``bench/cache/search_root``), then times
+``--repeats`` fresh processes of each kind, interleaved so a busy machine hurts both alike:
+
+- ``cli``: ``local-memory-search query "..." --mode hybrid --json`` (spawn → exit with an answer);
+- ``mcp``: ``local-memory-search`` over stdio with a real MCP client (spawn → initialize → the
+  first ``search_hybrid`` result).
+
+Wall seconds and the child's CPU seconds (user + sys) are both reported: on a loaded machine
+the CPU figure is the steadier one (it does not show the model loading beside the imports).
+
+Then one ``python -X importtime`` run of the CLI query, summarised as the top modules by
+cumulative and by self time, and the in-process import seconds of ``tools`` (the tool layer)::
+
+    nice -n 10 .venv/bin/python -m bench.search_startup [--corpus flask] [--repeats 5] [--out FILE]
+        [--before /tmp/old/shared/src:/tmp/old/search/src]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.footprint import BIN, REPO, _first_mcp_async, first_cli, unpack
+
+ROOT = REPO / "bench" / "cache" / "search_root"
+QUERIES = ["how are blueprints registered", "render a template with context", "url_for build error"]
+
+
+def ensure_index(project: Path, data_root: Path) -> None:
+    """Index ``project`` into ``data_root`` (a no-change re-index when already there)."""
+    data_root.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(data_root)}
+    cmd = [str(BIN / "local-memory-indexer"), "index", str(project)]
+    subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+
+
+def importtime(project: Path, data_root: Path, query: str, top: int = 10) -> dict[str, Any]:
+    """``-X importtime`` of one CLI hybrid query: top modules by cumulative and by self µs."""
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(data_root)}
+    cmd = [sys.executable, "-X", "importtime", "-m", "local_memory_search.cli", "query", query]
+    out = subprocess.run(
+        [*cmd, "--project", str(project), "--mode", "hybrid", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows: list[tuple[int, int, str]] = []
+    for line in out.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line and "self [us]" not in line:
+            self_us, cum_us, name = line[len("import time:") :].split("|")
+            rows.append((int(self_us), int(cum_us), name.rstrip()))
+    total = sum(r[0] for r in rows)
+    # Top-level-ish rows (indent ≤ 2 levels) by cumulative time say which of our imports pull what.
+    shallow = [r for r in rows if len(r[2]) - len(r[2].lstrip()) <= 5]
+    return {
+        "modules": len(rows),
+        "total_import_s": round(total / 1e6, 3),
+        "top_cumulative": [
+            (n.strip(), round(c / 1e6, 3)) for _s, c, n in sorted(shallow, key=lambda r: -r[1])[:top]
+        ],
+        "top_self": [(n.strip(), round(s / 1e6, 3)) for s, _c, n in sorted(rows, key=lambda r: -r[0])[:top]],
+    }
+
+
+def _with_pythonpath(pythonpath: str | None, fn: Any, *args: Any) -> Any:
+    """Run ``fn`` with PYTHONPATH set for the processes it spawns (``None``: this checkout)."""
+    old = os.environ.get("PYTHONPATH")
+    if pythonpath:
+        os.environ["PYTHONPATH"] = pythonpath
+    try:
+        return fn(*args)
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _one(project: Path, data_root: Path, query: str) -> tuple[float, float, float, float]:
+    """Wall seconds of a CLI and an MCP first answer, and the CPU seconds each child used."""
+    import anyio
+
+    c0 = _child_cpu()
+    cli = first_cli(project, data_root, query)
+    c1 = _child_cpu()
+    mcp = anyio.run(_first_mcp_async, project, data_root, query)
+    return cli, mcp, c1 - c0, _child_cpu() - c1
+
+
+def run(project: Path, data_root: Path, repeats: int, variants: dict[str, str | None]) -> dict[str, Any]:
+    """Per variant (a PYTHONPATH, e.g. an older source tree): interleaved CLI and MCP runs, import profile."""
+    times: dict[str, dict[str, list[float]]] = {
+        v: {"cli": [], "mcp": [], "cli_cpu": [], "mcp_cpu": []} for v in variants
+    }
+    for i in range(repeats):
+        for name, pythonpath in variants.items():
+            cli, mcp, cli_cpu, mcp_cpu = _with_pythonpath(
+                pythonpath, _one, project, data_root, QUERIES[i % len(QUERIES)]
+            )
+            for key, value in (("cli", cli), ("mcp", mcp), ("cli_cpu", cli_cpu), ("mcp_cpu", mcp_cpu)):
+                times[name][key].append(round(value, 3))
+            print(f"run {i + 1} {name}: cli {cli:.2f}s mcp {mcp:.2f}s", file=sys.stderr)
+    report: dict[str, Any] = {"load_avg": os.getloadavg()}
+    for name, pythonpath in variants.items():
+        report[name] = {
+            "cli_s": times[name]["cli"],
+            "mcp_s": times[name]["mcp"],
+            "cli_median_s": round(statistics.median(times[name]["cli"]), 3),
+            "mcp_median_s": round(statistics.median(times[name]["mcp"]), 3),
+            "cli_cpu_median_s": round(statistics.median(times[name]["cli_cpu"]), 3),
+            "mcp_cpu_median_s": round(statistics.median(times[name]["mcp_cpu"]), 3),
+            "importtime": _with_pythonpath(pythonpath, importtime, project, data_root, QUERIES[0]),
+        }
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Index once, time fresh processes, print one JSON report."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", default="flask")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument(
+        "--before",
+        default=None,
+        help="PYTHONPATH of an older source tree (e.g. a `git archive` of main: its shared/src:search/src) "
+        "to time interleaved with this checkout",
+    )
+    args = ap.parse_args(argv)
+    project = unpack(args.corpus)
+    started = time.perf_counter()
+    ensure_index(project, ROOT)
+    report = {"corpus": args.corpus, "index_s": round(time.perf_counter() - started, 1)}
+    variants: dict[str, str | None] = {"now": None}
+    if args.before:
+        variants = {"before": args.before, **variants}
+    report.update(run(project, ROOT, args.repeats, variants))
+    text = json.dumps(report, indent=2)
+    if args.out:
+        args.out.write_text(text + "\n")
+    sys.stdout.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
