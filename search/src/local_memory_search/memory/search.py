@@ -31,7 +31,7 @@ from local_memory_shared.memory.uid import is_uid
 
 from .. import degradation as W
 from . import ranking
-from .filters import MemoryFilters, compile_where, python_allowed_ids
+from .filters import MemoryFilters, compile_where, python_clause
 from .reader import ROW_COLUMNS, MemoryReader, sql_in
 
 log = logging.getLogger(__name__)
@@ -87,9 +87,9 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
     """Run one memory search; ``encode`` is None when no embedder is available."""
     f = req.filters
     where = compile_where(f)
-    allowed = python_allowed_ids(reader, f, where)
-    if allowed is not None:
-        where = f"{where} AND {sql_in('id', allowed)}"
+    extra = python_clause(reader, f, where)
+    if extra is not None:
+        where = f"{where} AND {extra}"
     warnings: list[dict[str, str]] = []
     mode = req.mode
     if mode in ("semantic", "hybrid") and encode is None:
