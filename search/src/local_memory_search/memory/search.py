@@ -112,6 +112,7 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
                 mode = "fulltext"
         else:
             _vector_leg(reader, vec, where, depth, req.semantic_threshold, cands)
+    _load_rows(reader, cands)
     ranking.fuse(cands, mode, req.weights)
     uid_first = _uid_paste(reader, req.fulltext or req.semantic or "", where, cands)
     out = _finish(reader, req, where, list(cands.values()), mode, warnings, rank=True)
@@ -164,7 +165,7 @@ def _fts_leg(
         rows = _run_fts(reader, _fts_query(q, phrases=False), where, depth)
     for rank, row in enumerate(rows, start=1):
         score = float(row.pop("_score", 0.0))
-        c = cands.setdefault(row["id"], ranking.Candidate(row))
+        c = cands.setdefault(row["id"], ranking.Candidate({"id": row["id"]}))
         c.fts_score, c.fts_rank = score, rank
 
 
@@ -172,7 +173,7 @@ def _run_fts(reader: MemoryReader, query: Any, where: str, depth: int) -> list[d
     rows: list[dict[str, Any]] = (
         reader.table.search(query, query_type="fts")
         .where(where, prefilter=True)
-        .select([*ROW_COLUMNS, "vector"])
+        .select(["id", "_score"])
         .limit(depth)
         .to_list()
     )
@@ -196,7 +197,7 @@ def _vector_leg(
         rank += 1
         c = cands.get(row["id"])
         if c is None:
-            c = cands[row["id"]] = ranking.Candidate(row, match_source="vector")
+            c = cands[row["id"]] = ranking.Candidate({"id": row["id"]}, match_source="vector")
         c.similarity, c.vector_rank = sim, rank
 
 
@@ -206,7 +207,7 @@ def _run_vector(reader: MemoryReader, vec: np.ndarray, where: str, depth: int) -
             reader.table.search(vec.tolist(), vector_column_name="vector")
             .distance_type("cosine")
             .where(where, prefilter=True)
-            .select([*ROW_COLUMNS, "vector"])
+            .select(["id", "_distance"])
             .limit(depth)
         )
 
@@ -220,6 +221,16 @@ def _run_vector(reader: MemoryReader, vec: np.ndarray, where: str, depth: int) -
             log.warning("memory ANN search failed, falling back to a flat scan: %s", exc)
     rows = build().bypass_vector_index().to_list()
     return rows
+
+
+def _load_rows(reader: MemoryReader, cands: dict[str, ranking.Candidate]) -> None:
+    """The legs return ids and scores only; one look-up fetches the rows of the union."""
+    rows = reader.by_ids(cands, columns=[*ROW_COLUMNS, "vector"])
+    for cid, c in list(cands.items()):
+        if cid in rows:
+            c.row = rows[cid]
+        else:  # cannot happen on one pinned version; never rank a row we cannot show
+            del cands[cid]
 
 
 def _uid_paste(reader: MemoryReader, text: str, where: str, cands: dict[str, ranking.Candidate]) -> list[str]:
