@@ -23,7 +23,7 @@ from typing import Any
 import lancedb
 import numpy as np
 import pyarrow as pa
-from lancedb.index import FTS, BTree, IvfHnswSq
+from lancedb.index import FTS, Bitmap, BTree, IvfHnswSq
 from local_memory_shared.embedding.base import Embedder
 from local_memory_shared.errors import StoreError
 from local_memory_shared.memory.model import MemoryRecord, utc_now
@@ -90,12 +90,22 @@ def record_links(record: MemoryRecord) -> list[tuple[str, str, str, str]]:
     return out
 
 
+#: Low-cardinality columns of every search prefilter get a BITMAP index (cheaper ``where``).
+BITMAP_COLUMNS: tuple[str, ...] = ("project", "kind", "status")
+
+
 def ensure_search_indices(table: Any) -> None:
-    """A BTREE on ``id`` (uid look-ups) and, from ``ANN_MIN_ROWS`` rows, the ANN index on the vector."""
+    """BTREE on ``id`` (uid look-ups), BITMAPs on the prefilter columns and, from ``ANN_MIN_ROWS``
+    rows, the ANN index on the vector (missing ones only; ``optimize`` folds new rows into them)."""
     have = {tuple(i.columns): i.index_type for i in table.list_indices()}
     rows = table.count_rows()
-    if ("id",) not in have and rows:
+    if not rows:
+        return
+    if ("id",) not in have:
         table.create_index("id", config=BTree(), replace=True)
+    for column in BITMAP_COLUMNS:
+        if (column,) not in have:
+            table.create_index(column, config=Bitmap(), replace=True)
     if (VECTOR_COLUMN,) not in have and rows >= ANN_MIN_ROWS:
         parts = max(16, min(int(math.sqrt(rows)), rows // 256))
         table.create_index(VECTOR_COLUMN, config=IvfHnswSq(distance_type="cosine", num_partitions=parts))
