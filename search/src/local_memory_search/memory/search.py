@@ -306,6 +306,9 @@ def _fold_superseded(
     if not successors:
         return cands
     present = {c.id: c for c in cands}
+    held = _created_of(
+        reader, [c.row["succeeded_by"] for c in cands if successors.get(c.id, c.id) is None], f.as_of
+    )
     out: list[ranking.Candidate] = []
     placed: dict[str, ranking.Candidate] = {}
     for c in cands:
@@ -313,7 +316,7 @@ def _fold_superseded(
             continue
         succ = successors[c.id] if c.id in successors else c.id
         if succ is None:
-            if _current_as_of(reader, c, f.as_of):
+            if f.as_of and held.get(c.row["succeeded_by"], "\uffff") > f.as_of:
                 out.append(placed.setdefault(c.id, c))
             else:
                 hidden.append({"id": c.id, "succeeded_by": c.row["succeeded_by"]})
@@ -331,12 +334,11 @@ def _fold_superseded(
     return out
 
 
-def _current_as_of(reader: MemoryReader, c: ranking.Candidate, as_of: str | None) -> bool:
-    """True when ``as_of`` predates the successor: the old record was what held then."""
-    if not as_of:
-        return False
-    succ = reader.by_ids([c.row["succeeded_by"]])
-    return not succ or next(iter(succ.values()))["created"] > as_of
+def _created_of(reader: MemoryReader, ids: list[str], as_of: str | None) -> dict[str, str]:
+    """``created`` of the successors of hidden records (only with ``as_of``: was the old one current then?)."""
+    if not as_of or not ids:
+        return {}
+    return {i: str(r["created"]) for i, r in reader.by_ids(ids, columns=("id", "created")).items()}
 
 
 def _newest_successors(reader: MemoryReader, firsts: dict[str, str], where: str) -> dict[str, str | None]:
