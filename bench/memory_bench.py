@@ -301,6 +301,7 @@ def scale_index(src: Path, dest: Path, target: int, seed: int) -> int:
     import numpy as np
     import pyarrow as pa
     from lancedb.index import FTS
+    from local_memory_indexer.memory.index import ensure_search_indices
     from local_memory_shared.memory.schema import FTS_COLUMNS, MEMORIES_TABLE, MEMORY_DDL
     from local_memory_shared.memory.uid import new_uid
 
@@ -325,6 +326,7 @@ def scale_index(src: Path, dest: Path, target: int, seed: int) -> int:
             column,
             config=FTS(base_tokenizer="simple", stem=True, remove_stop_words=False, max_token_length=64),
         )
+    ensure_search_indices(t)  # what the writer builds at this size: BTREE on id, ANN on vector
     meta = dict(
         sqlite3.connect(src / "memory" / "index.db").execute("SELECT key, value FROM memory_meta").fetchall()
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import re
 import sqlite3
 import time
@@ -22,7 +23,7 @@ from typing import Any
 import lancedb
 import numpy as np
 import pyarrow as pa
-from lancedb.index import FTS
+from lancedb.index import FTS, Bitmap, BTree, IvfHnswSq
 from local_memory_shared.embedding.base import Embedder
 from local_memory_shared.errors import StoreError
 from local_memory_shared.memory.model import MemoryRecord, utc_now
@@ -42,6 +43,9 @@ log = logging.getLogger(__name__)
 KEEP_VERSIONS_FOR = timedelta(minutes=10)
 #: Fold unindexed rows into the FTS indices once this many have accumulated.
 FOLD_EVERY_ROWS = 200
+#: Below this many rows a flat vector scan is exact and fast; above it an IVF_HNSW_SQ index is built
+#: (the searcher refines its candidates with exact distances, see ``search.ANN_REFINE_FACTOR``).
+ANN_MIN_ROWS = 10_000
 _UID_IN_TEXT = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
 
 
@@ -84,6 +88,27 @@ def record_links(record: MemoryRecord) -> list[tuple[str, str, str, str]]:
     mentioned = dict.fromkeys(m for m in _UID_IN_TEXT.findall(record.content) if m != record.id)
     out += [(record.id, t, "mentions", record.project) for t in mentioned if UID_RE.match(t)]
     return out
+
+
+#: Low-cardinality columns of every search prefilter get a BITMAP index (cheaper ``where``).
+BITMAP_COLUMNS: tuple[str, ...] = ("project", "kind", "status")
+
+
+def ensure_search_indices(table: Any) -> None:
+    """BTREE on ``id`` (uid look-ups), BITMAPs on the prefilter columns and, from ``ANN_MIN_ROWS``
+    rows, the ANN index on the vector (missing ones only; ``optimize`` folds new rows into them)."""
+    have = {tuple(i.columns): i.index_type for i in table.list_indices()}
+    rows = table.count_rows()
+    if not rows:
+        return
+    if ("id",) not in have:
+        table.create_index("id", config=BTree(), replace=True)
+    for column in BITMAP_COLUMNS:
+        if (column,) not in have:
+            table.create_index(column, config=Bitmap(), replace=True)
+    if (VECTOR_COLUMN,) not in have and rows >= ANN_MIN_ROWS:
+        parts = max(16, min(int(math.sqrt(rows)), rows // 256))
+        table.create_index(VECTOR_COLUMN, config=IvfHnswSq(distance_type="cosine", num_partitions=parts))
 
 
 class MemoryIndex:
@@ -273,8 +298,9 @@ class MemoryIndex:
             self.optimize()
 
     def optimize(self) -> None:
-        """Fold new rows into the FTS indices and prune old versions."""
+        """Fold new rows into the indices (creating the id/ANN ones when due) and prune old versions."""
         try:
+            ensure_search_indices(self.table)
             self.table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
         except Exception as exc:
             raise StoreError(f"LanceDB optimize failed: {exc}") from exc

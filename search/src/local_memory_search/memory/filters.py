@@ -3,8 +3,8 @@
 Everything SQL can say becomes one LanceDB ``where`` used as a prefilter by both legs: project,
 kinds (with seed 000's defaults), status, tags (all), tree, temporal, expiry, ``asOf`` and grep.
 What only Python can check (record path-pattern globs against ``path``, ``meta`` containment,
-``metaPredicate``) is evaluated over the SQL-filtered rows first and turned into an ``id IN``
-clause, so ranking only ever sees qualifying records.
+``metaPredicate``) is evaluated over the SQL-filtered rows first (path: once per distinct stored
+pattern) and turned into SQL, so ranking only ever sees qualifying records.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow.compute as pc
 from local_memory_shared.errors import InvalidArgument
 from local_memory_shared.memory.model import EPHEMERAL_KINDS, HIT_ELIGIBLE_KINDS, utc_now
 from local_memory_shared.memory.query import (
@@ -97,22 +98,37 @@ def _status_clause(f: MemoryFilters) -> str:
     return "status != 'archived'"
 
 
-def python_allowed_ids(reader: MemoryReader, f: MemoryFilters, where: str) -> set[str] | None:
-    """Ids passing the Python-only filters (None when there are none)."""
+def python_clause(reader: MemoryReader, f: MemoryFilters, where: str) -> str | None:
+    """SQL for the Python-only filters (None when there are none).
+
+    ``path`` becomes ``array_has_any(paths, <the stored patterns that match it>)``: each distinct
+    pattern is matched once, so the clause stays small and a prefilter. ``meta``/``metaPredicate``
+    are evaluated row by row over the SQL-filtered rows and become an ``id IN`` clause.
+    """
     if f.path is None and f.meta is None and f.meta_predicate is None:
         return None
-    rows = reader.rows(where, ("id", "paths", "meta"))
+    clause = None if f.path is None else _path_clause(reader, f.path, where)
+    if f.meta is None and f.meta_predicate is None:
+        return clause
+    scope = where if clause is None else f"{where} AND {clause}"
     allowed = set()
-    for row in rows:
-        if f.path is not None and not matches_any_pattern(f.path, row["paths"] or ()):
-            continue
+    for row in reader.rows(scope, ("id", "meta")):
         meta = row["meta"] if isinstance(row["meta"], dict) else _json(row["meta"])
         if f.meta is not None and not meta_contains(meta, f.meta):
             continue
         if f.meta_predicate is not None and not f.meta_predicate.matches(meta):
             continue
         allowed.add(row["id"])
-    return allowed
+    return sql_in("id", allowed)
+
+
+def _path_clause(reader: MemoryReader, path: str, where: str) -> str:
+    column = reader.table.search().where(where).select(["paths"]).limit(10_000_000).to_arrow()["paths"]
+    patterns = pc.unique(pc.list_flatten(column)).to_pylist()
+    hits = [p for p in patterns if p and matches_any_pattern(path, (p,))]
+    if not hits:
+        return "FALSE"
+    return f"array_has_any(paths, make_array({', '.join(sql_str(p) for p in hits)}))"
 
 
 def _json(value: Any) -> Any:

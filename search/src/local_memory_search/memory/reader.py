@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from local_memory_shared.config import load_memory_settings
@@ -48,6 +49,11 @@ class MemoryReader:
     conn: sqlite3.Connection
     meta: dict[str, str]
 
+    @cached_property
+    def has_vector_index(self) -> bool:
+        """True when the pinned table version carries an ANN index on ``vector``."""
+        return any(tuple(i.columns) == ("vector",) for i in self.table.list_indices())
+
     def close(self) -> None:
         """Close the SQLite connection."""
         self.conn.close()
@@ -68,13 +74,15 @@ class MemoryReader:
         rows: list[dict[str, Any]] = q.select(list(columns)).limit(limit).to_list()
         return rows
 
-    def by_ids(self, ids: Iterable[str], where: str | None = None) -> dict[str, dict[str, Any]]:
+    def by_ids(
+        self, ids: Iterable[str], where: str | None = None, columns: Iterable[str] = ROW_COLUMNS
+    ) -> dict[str, dict[str, Any]]:
         """Rows by id (optionally only those matching ``where``)."""
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}
         clause = sql_in("id", ids) + (f" AND ({where})" if where else "")
-        return {r["id"]: r for r in self.rows(clause)}
+        return {r["id"]: r for r in self.rows(clause, columns)}
 
     def live_hits(self, ids: Iterable[str]) -> dict[str, tuple[int, str | None]]:
         """Live hit counters from SQLite (fresher than the LanceDB copy between flushes)."""

@@ -31,7 +31,7 @@ from local_memory_shared.memory.uid import is_uid
 
 from .. import degradation as W
 from . import ranking
-from .filters import MemoryFilters, compile_where, python_allowed_ids
+from .filters import MemoryFilters, compile_where, python_clause
 from .reader import ROW_COLUMNS, MemoryReader, sql_in
 
 log = logging.getLogger(__name__)
@@ -42,6 +42,11 @@ DEFAULT_CANDIDATES = 30
 #: Warning code: phrases degraded to all-words because the FTS index lacks token positions.
 PHRASE_FALLBACK = FTS_PHRASE_UNSUPPORTED
 MAX_CANDIDATES = 1000
+MAX_SUCCESSOR_HOPS = 20
+#: ANN search (tables of ``ANN_MIN_ROWS``+ rows): partitions probed and the exact re-ranking depth
+#: factor; at 50,000 rows the top 30 equals the flat scan's (bench/memory_bench.py).
+ANN_NPROBES = 40
+ANN_REFINE_FACTOR = 5
 
 Encode = Callable[[str], np.ndarray]
 
@@ -82,9 +87,9 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
     """Run one memory search; ``encode`` is None when no embedder is available."""
     f = req.filters
     where = compile_where(f)
-    allowed = python_allowed_ids(reader, f, where)
-    if allowed is not None:
-        where = f"{where} AND {sql_in('id', allowed)}"
+    extra = python_clause(reader, f, where)
+    if extra is not None:
+        where = f"{where} AND {extra}"
     warnings: list[dict[str, str]] = []
     mode = req.mode
     if mode in ("semantic", "hybrid") and encode is None:
@@ -107,6 +112,7 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
                 mode = "fulltext"
         else:
             _vector_leg(reader, vec, where, depth, req.semantic_threshold, cands)
+    _load_rows(reader, cands)
     ranking.fuse(cands, mode, req.weights)
     uid_first = _uid_paste(reader, req.fulltext or req.semantic or "", where, cands)
     out = _finish(reader, req, where, list(cands.values()), mode, warnings, rank=True)
@@ -159,7 +165,7 @@ def _fts_leg(
         rows = _run_fts(reader, _fts_query(q, phrases=False), where, depth)
     for rank, row in enumerate(rows, start=1):
         score = float(row.pop("_score", 0.0))
-        c = cands.setdefault(row["id"], ranking.Candidate(row))
+        c = cands.setdefault(row["id"], ranking.Candidate({"id": row["id"]}))
         c.fts_score, c.fts_rank = score, rank
 
 
@@ -167,7 +173,7 @@ def _run_fts(reader: MemoryReader, query: Any, where: str, depth: int) -> list[d
     rows: list[dict[str, Any]] = (
         reader.table.search(query, query_type="fts")
         .where(where, prefilter=True)
-        .select([*ROW_COLUMNS, "vector"])
+        .select(["id", "_score"])
         .limit(depth)
         .to_list()
     )
@@ -182,14 +188,7 @@ def _vector_leg(
     threshold: float | None,
     cands: dict[str, ranking.Candidate],
 ) -> None:
-    rows = (
-        reader.table.search(vec.tolist(), vector_column_name="vector")
-        .distance_type("cosine")
-        .where(where, prefilter=True)
-        .select([*ROW_COLUMNS, "vector"])
-        .limit(depth)
-        .to_list()
-    )
+    rows = _run_vector(reader, vec, where, depth)
     rank = 0
     for row in rows:
         sim = 1.0 - float(row.pop("_distance", 1.0))
@@ -198,8 +197,40 @@ def _vector_leg(
         rank += 1
         c = cands.get(row["id"])
         if c is None:
-            c = cands[row["id"]] = ranking.Candidate(row, match_source="vector")
+            c = cands[row["id"]] = ranking.Candidate({"id": row["id"]}, match_source="vector")
         c.similarity, c.vector_rank = sim, rank
+
+
+def _run_vector(reader: MemoryReader, vec: np.ndarray, where: str, depth: int) -> list[dict[str, Any]]:
+    def build() -> Any:
+        return (
+            reader.table.search(vec.tolist(), vector_column_name="vector")
+            .distance_type("cosine")
+            .where(where, prefilter=True)
+            .select(["id", "_distance"])
+            .limit(depth)
+        )
+
+    if reader.has_vector_index:
+        try:
+            rows: list[dict[str, Any]] = (
+                build().nprobes(ANN_NPROBES).refine_factor(ANN_REFINE_FACTOR).to_list()
+            )
+            return rows
+        except Exception as exc:  # noqa: BLE001 - an unreadable ANN index must only cost speed
+            log.warning("memory ANN search failed, falling back to a flat scan: %s", exc)
+    rows = build().bypass_vector_index().to_list()
+    return rows
+
+
+def _load_rows(reader: MemoryReader, cands: dict[str, ranking.Candidate]) -> None:
+    """The legs return ids and scores only; one look-up fetches the rows of the union."""
+    rows = reader.by_ids(cands, columns=[*ROW_COLUMNS, "vector"])
+    for cid, c in list(cands.items()):
+        if cid in rows:
+            c.row = rows[cid]
+        else:  # cannot happen on one pinned version; never rank a row we cannot show
+            del cands[cid]
 
 
 def _uid_paste(reader: MemoryReader, text: str, where: str, cands: dict[str, ranking.Candidate]) -> list[str]:
@@ -269,14 +300,15 @@ def _fold_superseded(
     path_matched: set[str],
 ) -> list[ranking.Candidate]:
     """Replace each superseded hit with its newest visible successor, at the better position."""
-    successors = {
-        c.id: _newest_successor(reader, c.row["succeeded_by"], where)
-        for c in cands
-        if c.row.get("succeeded_by")
-    }
+    successors = _newest_successors(
+        reader, {c.id: c.row["succeeded_by"] for c in cands if c.row.get("succeeded_by")}, where
+    )
     if not successors:
         return cands
     present = {c.id: c for c in cands}
+    held = _created_of(
+        reader, [c.row["succeeded_by"] for c in cands if successors.get(c.id, c.id) is None], f.as_of
+    )
     out: list[ranking.Candidate] = []
     placed: dict[str, ranking.Candidate] = {}
     for c in cands:
@@ -284,7 +316,7 @@ def _fold_superseded(
             continue
         succ = successors[c.id] if c.id in successors else c.id
         if succ is None:
-            if _current_as_of(reader, c, f.as_of):
+            if f.as_of and held.get(c.row["succeeded_by"], "\uffff") > f.as_of:
                 out.append(placed.setdefault(c.id, c))
             else:
                 hidden.append({"id": c.id, "succeeded_by": c.row["succeeded_by"]})
@@ -302,25 +334,37 @@ def _fold_superseded(
     return out
 
 
-def _current_as_of(reader: MemoryReader, c: ranking.Candidate, as_of: str | None) -> bool:
-    """True when ``as_of`` predates the successor: the old record was what held then."""
-    if not as_of:
-        return False
-    succ = reader.by_ids([c.row["succeeded_by"]])
-    return not succ or next(iter(succ.values()))["created"] > as_of
+def _created_of(reader: MemoryReader, ids: list[str], as_of: str | None) -> dict[str, str]:
+    """``created`` of the successors of hidden records (only with ``as_of``: was the old one current then?)."""
+    if not as_of or not ids:
+        return {}
+    return {i: str(r["created"]) for i, r in reader.by_ids(ids, columns=("id", "created")).items()}
 
 
-def _newest_successor(reader: MemoryReader, first: str, where: str) -> str | None:
-    current: str | None = first
-    best: str | None = None
-    hops = 0
-    while current and hops < 20:
-        rows = reader.by_ids([current], where)
-        if current not in rows:
+def _newest_successors(reader: MemoryReader, firsts: dict[str, str], where: str) -> dict[str, str | None]:
+    """``id -> newest successor passing where`` (None: the first one does not), one query per hop level."""
+    if not firsts:
+        return {}
+    visible: dict[str, str | None] = {}  # id passing ``where`` -> its own succeeded_by
+    seen: set[str] = set()
+    frontier = set(firsts.values())
+    for _ in range(MAX_SUCCESSOR_HOPS):
+        if not frontier:
             break
-        best, current = current, rows[current].get("succeeded_by")
-        hops += 1
-    return best
+        seen |= frontier
+        rows = reader.by_ids(sorted(frontier), where, ("id", "succeeded_by"))
+        visible.update({i: r.get("succeeded_by") for i, r in rows.items()})
+        frontier = {s for s in (r.get("succeeded_by") for r in rows.values()) if s and s not in seen}
+    out: dict[str, str | None] = {}
+    for cid, first in firsts.items():
+        current: str | None = first
+        best: str | None = None
+        for _ in range(MAX_SUCCESSOR_HOPS):
+            if not current or current not in visible:
+                break
+            best, current = current, visible[current]
+        out[cid] = best
+    return out
 
 
 def _candidate(reader: MemoryReader, uid: str, path_matched: set[str]) -> ranking.Candidate:
