@@ -34,9 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from local_memory_indexer.graph import extract_file_graph, write_file_graph
+from local_memory_indexer.state_db import open_state_rw
 from local_memory_indexer.treesitter import language_for_path, parse
 from local_memory_search.graph import clear_graph_cache, find_callees, find_callers, trace_path
-from local_memory_shared.state import open_state_ro, open_state_rw
+from local_memory_shared.state import open_state_ro
 
 from .metrics import percentiles
 

@@ -175,8 +175,8 @@ def snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
 
 def state_rw(data_root: Path, project: Path) -> sqlite3.Connection:
     """The writer's connection to a project's state DB (tests use it to break things on purpose)."""
+    from local_memory_indexer.state_db import open_state_rw
     from local_memory_shared.paths import project_paths
-    from local_memory_shared.state import open_state_rw
 
     return open_state_rw(project_paths(data_root, project).state_db)
 

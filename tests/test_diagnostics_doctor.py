@@ -15,13 +15,13 @@ import pyarrow as pa
 import pytest
 from index_damage import delete_fts_files, poison_vectors
 from local_memory_indexer.pipeline import index_project
+from local_memory_indexer.state_db import open_state_rw
 from local_memory_search.diagnostics import doctor_index
 from local_memory_search.tools import call_tool
 from local_memory_shared.config import load_settings
 from local_memory_shared.embedding import create_embedder
 from local_memory_shared.embedding.base import Embedder
 from local_memory_shared.paths import ProjectPaths, project_paths
-from local_memory_shared.state import open_state_rw
 
 FILES = {
     "app/client.py": '''

@@ -16,6 +16,7 @@ from fakes import Fault
 from fakes.ollama_server import FakeOllama
 from index_damage import delete_fts_files, poison_vectors
 from local_memory_indexer.pipeline import index_project
+from local_memory_indexer.state_db import open_state_rw
 from local_memory_search import diagnostics
 from local_memory_search.diagnostics import health_check
 from local_memory_search.tools import TOOLS, ToolSpec, call_tool, register
@@ -23,7 +24,6 @@ from local_memory_shared.config import load_settings
 from local_memory_shared.embedding import create_embedder
 from local_memory_shared.embedding.base import Embedder
 from local_memory_shared.paths import ProjectPaths, project_paths
-from local_memory_shared.state import open_state_rw
 
 FILES = {
     "app/client.py": '''

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 from local_memory_indexer.graph import extract_file_graph, write_file_graph
+from local_memory_indexer.state_db import open_state_rw
 from local_memory_indexer.treesitter import language_for_path
 from local_memory_search.graph import resolved_call_edges
-from local_memory_shared.state import open_state_ro, open_state_rw
+from local_memory_shared.state import open_state_ro
 
 
 def build(tmp_path: Path, files: dict[str, str]) -> sqlite3.Connection:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from local_memory_indexer.graph import extract_file_graph, write_file_graph
+from local_memory_indexer.state_db import open_state_rw
 from local_memory_indexer.treesitter import language_for_path
 from local_memory_search.graph import (
     MAX_AMBIGUOUS,
@@ -26,7 +27,7 @@ from local_memory_search.graph import (
     trace_path,
 )
 from local_memory_shared.errors import InvalidArgument
-from local_memory_shared.state import open_state_ro, open_state_rw
+from local_memory_shared.state import open_state_ro
 
 FILES = {
     "app/__init__.py": "",

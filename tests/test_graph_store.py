@@ -13,8 +13,9 @@ from local_memory_indexer.graph import (
     reresolve_imports,
     write_file_graph,
 )
+from local_memory_indexer.state_db import open_state_rw
 from local_memory_search.graph import find_callers, get_import_graph
-from local_memory_shared.state import open_state_ro, open_state_rw
+from local_memory_shared.state import open_state_ro
 
 
 def write(conn: sqlite3.Connection, path: str, text: str, project: frozenset[str], spans=()) -> None:

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from local_memory_indexer.jobs import JobManager
 from local_memory_indexer.pipeline import writer_lock
+from local_memory_indexer.state_db import open_state_rw
 from local_memory_shared.config import load_settings
 from local_memory_shared.errors import IndexLocked, InvalidArgument, NotFound
 from local_memory_shared.paths import project_paths
-from local_memory_shared.state import open_state_ro, open_state_rw
+from local_memory_shared.state import open_state_ro
 
 SMALL = {
     "pkg/db.py": '''

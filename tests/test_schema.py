@@ -8,13 +8,13 @@ from local_memory_shared.schema import (
     CHUNK_FIELDS,
     MIRROR_FIELDS,
     RECORD_FIELDS,
+    STATE_DDL,
     VECTOR_COLUMN,
     ChunkRecord,
     chunk_arrow_schema,
     chunk_from_mirror,
     mirror_insert_sql,
 )
-from local_memory_shared.state import STATE_DDL
 
 
 def mirror_columns() -> list[str]:

@@ -25,8 +25,10 @@ from typing import Any
 from local_memory_shared.config import Settings, load_settings
 from local_memory_shared.errors import InvalidArgument, LocalMemoryError, NotFound, StoreError
 from local_memory_shared.paths import ProjectPaths, iter_project_dirs, project_paths
-from local_memory_shared.state import open_state_ro, open_state_rw, utc_now
+from local_memory_shared.state import open_state_ro, utc_now
 from local_memory_shared.state_reader import pid_alive
+
+from .state_db import open_state_rw
 
 log = logging.getLogger(__name__)
 

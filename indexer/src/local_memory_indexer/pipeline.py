@@ -46,7 +46,7 @@ from local_memory_shared.embedding.base import Embedder
 from local_memory_shared.errors import IndexLocked, ProvenanceMismatch
 from local_memory_shared.paths import ProjectPaths, project_paths
 from local_memory_shared.schema import SCHEMA_VERSION, ChunkRecord, definition_terms
-from local_memory_shared.state import open_state_rw, read_index_meta, utc_now
+from local_memory_shared.state import read_index_meta, utc_now
 
 from . import graph
 from .chunking import ChunkDraft, chunk_file, stable_chunk_id
@@ -54,6 +54,7 @@ from .discovery import SourceFile, discover
 from .embed_cache import EmbedCache
 from .rebuild import clean_leftovers, next_lance_name, remove_side_db, side_db, swap_in
 from .repair import find_drift
+from .state_db import open_state_rw
 from .state_writer import BatchWrite, FileRow, GraphRows, StateWriter
 from .store import KEEP_VERSIONS_FOR, ChunkStore, remove_lance_dir
 

@@ -8,7 +8,7 @@ the record's fields to one another.
 **The one rule for version bumps.** Bump ``SCHEMA_VERSION`` when a chunk row changes: a field of
 ``ChunkRecord`` (and so the Arrow schema and the mirror DDL) or the meaning of a stored value.
 Every search filters on it and ``doctor_index`` reports rows of another version. Nothing else is
-bumped by hand: the state DB's stamp (``state.STATE_DDL_STAMP``) is derived from ``STATE_DDL``, so
+bumped by hand: the state DB's stamp (``local_memory_indexer.state_db.STATE_DDL_STAMP``) is derived from ``STATE_DDL``, so
 any DDL change (a new table too) makes an older state DB ask for ``index --rebuild``.
 """
 

@@ -1,18 +1,13 @@
-"""SQLite state DB, write side: the indexer opens it read-write (WAL).
+"""Shared state-DB helpers: the timestamp format, and the read side re-exported from ``state_reader``.
 
-Every read path (``open_state_ro``, the typed rows, writer liveness) lives in ``state_reader``
-and is re-exported here for callers that import it from this module.
+Writes (``open_state_rw``, the DDL stamp) live only in the indexer
+(:mod:`local_memory_indexer.state_db`); the searcher cannot even import them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import sqlite3
 from datetime import UTC, datetime
-from pathlib import Path
 
-from .errors import ProvenanceMismatch, StoreError
-from .schema import STATE_DDL
 from .state_reader import (
     IndexMeta,
     ProjectRow,
@@ -25,12 +20,10 @@ from .state_reader import (
 )
 
 __all__ = [
-    "STATE_DDL_STAMP",
     "IndexMeta",
     "ProjectRow",
     "RunRecord",
     "open_state_ro",
-    "open_state_rw",
     "read_index_meta",
     "read_last_run",
     "read_project_row",
@@ -42,50 +35,3 @@ __all__ = [
 def utc_now() -> str:
     """ISO 8601 UTC timestamp with a Z, second precision; sorts as text."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-#: Stamped into ``PRAGMA user_version``: any change to the DDL changes it, so a state DB written
-#: by another build of the schema is detected instead of failing later on a missing column.
-STATE_DDL_STAMP = int(hashlib.sha256(STATE_DDL.encode()).hexdigest()[:7], 16)
-
-
-def open_state_rw(path: Path, *, reset: bool = False) -> sqlite3.Connection:
-    """Open (and create) the state DB for writing. Only the indexer calls this.
-
-    ``reset`` drops every table first (``--rebuild``); without it a DB of another schema build
-    is refused with the command that rebuilds it.
-    """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False, isolation_level=None)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        stamp = conn.execute("PRAGMA user_version").fetchone()[0]
-        if tables and stamp != STATE_DDL_STAMP:
-            if not reset:
-                conn.close()
-                raise ProvenanceMismatch(
-                    f"the state DB {path} was written by another schema build; rebuild the index with: "
-                    "local-memory-indexer index PROJECT --rebuild",
-                    details={"state_stamp": stamp, "expected_stamp": STATE_DDL_STAMP},
-                )
-        if reset:
-            # A rebuild keeps the job log (the running job's own row lives there) unless the
-            # schema itself changed.
-            # The embedding cache is keyed by model, so it survives any rebuild while its own shape
-            # is unchanged: a rebuild after a schema change re-embeds nothing.
-            keep = {"jobs"} if stamp == STATE_DDL_STAMP else set()
-            cache_cols = [r[1] for r in conn.execute("PRAGMA table_info(embed_cache)")]
-            if cache_cols == ["model_key", "text_hash", "vector"]:
-                keep.add("embed_cache")
-            for name in tables:
-                if name not in keep and not name.startswith("sqlite_"):
-                    conn.execute(f'DROP TABLE IF EXISTS "{name}"')
-        conn.executescript(STATE_DDL)
-        conn.execute(f"PRAGMA user_version = {STATE_DDL_STAMP}")
-        return conn
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot open state DB {path}: {exc}") from exc
