@@ -256,15 +256,22 @@ def test_base_iter_embeddings_slices_any_backend():
 
 
 MEMORY_PROBE = """
-import json, resource, sys
+import json, sys
 from local_memory_shared.embedding.onnx import OnnxEmbedder
+
+def peak_kb():
+    # VmHWM belongs to this process image; ru_maxrss would carry the parent's peak across fork/exec.
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+
 kwargs = json.loads(sys.argv[1])
 embedder = OnnxEmbedder(threads=2, **kwargs)
 embedder.embed_query("warm up")
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = peak_kb()
 texts = [f"def handler_{i}(request):\\n    return process(request.body, {i})\\n" * 30 for i in range(64)]
 embedder.embed_documents(texts)
-print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)
+print((peak_kb() - base) // 1024)
 """
 
 

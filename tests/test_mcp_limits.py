@@ -82,7 +82,7 @@ def raw_server(cmd: str, tmp_path: Path) -> Iterator[RawStdio]:
             yield raw
         finally:
             proc.kill()
-            proc.wait()
+            proc.communicate()  # reaps it and closes stdin/stdout
 
 
 def nested(depth: int) -> str:
