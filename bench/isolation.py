@@ -74,6 +74,7 @@ def _search_while(
 ) -> dict[str, Any]:
     samples: list[float] = []
     failures, empty, i = 0, 0, 0
+    errors: list[Any] = []
     started = time.perf_counter()
     while True:
         if writer is None and i >= n_idle:
@@ -98,13 +99,19 @@ def _search_while(
         )
         if not reply.get("ok"):
             failures += 1
+            errors.append(reply.get("error"))
             continue
         if reply["n"] == 0:
             empty += 1
         samples.append(reply["ms"])
     out = percentiles(samples)
     out.update(
-        {"failures": failures, "empty_answers": empty, "seconds": round(time.perf_counter() - started, 1)}
+        {
+            "failures": failures,
+            "failure_errors": errors[:5],
+            "empty_answers": empty,
+            "seconds": round(time.perf_counter() - started, 1),
+        }
     )
     return out
 
