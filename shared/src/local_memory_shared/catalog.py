@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,17 +52,31 @@ def list_projects(data_root: Path) -> list[dict[str, Any]]:
     """Every indexed project with file and chunk counts, model, dimension and last indexed time."""
     out: list[dict[str, Any]] = []
     for folder in iter_project_dirs(data_root):
+        out.extend(_read_project(folder / "state.db"))
+    return sorted(out, key=lambda p: p["project_path"])
+
+
+#: A writer closing its connection checkpoints and removes the WAL; a reader opening at that instant
+#: can see a transient error. A few short retries separate that from a really unreadable project.
+READ_ATTEMPTS = 4
+RETRY_SECONDS = 0.05
+
+
+def _read_project(state_db: Path) -> list[dict[str, Any]]:
+    """The project rows of one state DB; an unreadable project yields none (it must not hide the others)."""
+    for attempt in range(READ_ATTEMPTS):
         try:
-            conn = open_state_ro(folder / "state.db")
-        except Exception:  # an unreadable project must not hide the others
+            conn = open_state_ro(state_db)
+        except Exception:
+            time.sleep(RETRY_SECONDS * (attempt + 1))
             continue
         try:
-            out.extend(_project_rows(conn))
+            return _project_rows(conn)
         except sqlite3.Error:
-            continue
+            time.sleep(RETRY_SECONDS * (attempt + 1))
         finally:
             conn.close()
-    return sorted(out, key=lambda p: p["project_path"])
+    return []
 
 
 def _project_rows(conn: sqlite3.Connection) -> list[dict[str, Any]]:

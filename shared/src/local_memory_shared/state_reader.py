@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,19 +40,30 @@ def state_uri(path: Path) -> str:
     return f"file:{path}?mode=ro"
 
 
+#: A writer checkpointing (and removing its WAL) while a reader opens can fail that one open; a few
+#: short retries tell that apart from a really unreadable state DB.
+OPEN_ATTEMPTS = 4
+OPEN_RETRY_SECONDS = 0.05
+
+
 def open_state_ro(path: Path) -> sqlite3.Connection:
     """Open the state DB strictly read-only (URI ``mode=ro`` + ``PRAGMA query_only``), writing nothing."""
     if not path.is_file():
         raise NotIndexed(f"no index state at {path}")
-    try:
-        conn = sqlite3.connect(
-            state_uri(path), uri=True, timeout=30, check_same_thread=False, isolation_level=None
-        )
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA query_only = ON")
-        return conn
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot open state DB {path} read-only: {exc}") from exc
+    for attempt in range(OPEN_ATTEMPTS):
+        try:
+            conn = sqlite3.connect(
+                state_uri(path), uri=True, timeout=30, check_same_thread=False, isolation_level=None
+            )
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA query_only = ON")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # the open really works
+            return conn
+        except sqlite3.Error as exc:
+            if attempt == OPEN_ATTEMPTS - 1:
+                raise StoreError(f"cannot open state DB {path} read-only: {exc}") from exc
+            time.sleep(OPEN_RETRY_SECONDS * (attempt + 1))
+    raise StoreError(f"cannot open state DB {path} read-only")  # unreachable: the loop returns or raises
 
 
 def pid_alive(pid: object) -> bool:
