@@ -50,6 +50,19 @@ def _checked(query: CallQuery) -> CallQuery:
     )
 
 
+def _base(query: CallQuery, listing: str, **extra: Any) -> dict[str, Any]:
+    """The answer's skeleton: the query, an empty ``listing`` (callers or callees), its sites and ``extra``."""
+    return {
+        "query": query.symbol_name,
+        "depth": query.depth,
+        listing: [],
+        "edges": [],
+        **extra,
+        "dynamic_sites": [],
+        "ambiguous_sites": [],
+    }
+
+
 def _start(graph: GraphReader, spec: str, base: dict[str, Any], warnings: Warnings) -> Symbol | None:
     """The one symbol ``spec`` names; None (with ``base`` answered) when there is no one symbol."""
     lookup = graph.lookup(spec)
@@ -66,15 +79,7 @@ def callers(conn: Any, query: CallQuery) -> GraphResult:
     query = _checked(query)
     graph = GraphReader(conn)
     warnings: Warnings = []
-    base: dict[str, Any] = {
-        "query": query.symbol_name,
-        "depth": query.depth,
-        "callers": [],
-        "edges": [],
-        "dynamic_sites": [],
-        "ambiguous_sites": [],
-        "unresolved_sites": 0,
-    }
+    base = _base(query, "callers", unresolved_sites=0)
     target = _start(graph, query.symbol_name, base, warnings)
     if target is None:
         return result(base, warnings)
@@ -148,15 +153,7 @@ def callees(conn: Any, query: CallQuery) -> GraphResult:
     query = _checked(query)
     graph = GraphReader(conn)
     warnings: Warnings = []
-    base: dict[str, Any] = {
-        "query": query.symbol_name,
-        "depth": query.depth,
-        "callees": [],
-        "edges": [],
-        "external": [],
-        "dynamic_sites": [],
-        "ambiguous_sites": [],
-    }
+    base = _base(query, "callees", external=[])
     source = _start(graph, query.symbol_name, base, warnings)
     if source is None:
         return result(base, warnings)
