@@ -126,8 +126,11 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
         _add_vector(vector_rows, req.semantic_threshold, cands, row_ids)
     _load_rows(reader, cands, row_ids)
     ranking.fuse(cands, mode, req.weights)
+    from_legs = set(cands)
     uid_first = _uid_paste(reader, req.fulltext or req.semantic or "", where, cands)
-    out = _finish(reader, req, where, list(cands.values()), mode, warnings, rank=True)
+    # Every candidate passed ``where`` except a pasted uid's own record ("any filter aside").
+    passed = {i for i, c in cands.items() if i in from_legs or c.match_source != "uid"}
+    out = _finish(reader, req, where, list(cands.values()), mode, warnings, rank=True, passed=passed)
     if uid_first:
         firsts = [c for i in uid_first for c in out.hits if c.id == i]
         out.hits = firsts + [c for c in out.hits if c.id not in set(uid_first)]
@@ -274,6 +277,7 @@ def _finish(
     warnings: list[dict[str, str]],
     *,
     rank: bool,
+    passed: set[str] | None = None,
 ) -> SearchAnswer:
     f = req.filters
     live = reader.live_hits(c.id for c in cands)
@@ -290,7 +294,8 @@ def _finish(
     cands.sort(key=lambda c: ranking.order_key(c, sort))
     superseded: list[dict[str, str]] = []
     if not f.include_superseded and f.status != "superseded":
-        cands = _fold_superseded(reader, f, where, cands, superseded, path_matched)
+        known = {c.id for c in cands} if passed is None else passed
+        cands = _fold_superseded(reader, f, where, cands, superseded, path_matched, known)
     cands = _collapse(cands)
     return SearchAnswer(cands, mode, len(cands), superseded, warnings)
 
@@ -307,18 +312,20 @@ def _fold_superseded(
     cands: list[ranking.Candidate],
     hidden: list[dict[str, str]],
     path_matched: set[str],
+    passed: set[str],
 ) -> list[ranking.Candidate]:
     """Replace each superseded hit with its newest visible successor, at the better position.
 
-    The supersession graph is memoised per index version (``reader.succession``); one query
-    tells which successors pass ``where`` and brings the rows of those not already ranked.
+    The supersession graph is memoised per index version (``reader.succession``); ``passed``
+    holds the candidates known to pass ``where``; one query (none when every successor is such a
+    candidate) tells which other successors pass it and brings their rows.
     """
     firsts = {c.id: c.row["succeeded_by"] for c in cands if c.row.get("succeeded_by")}
     if not firsts:
         return cands
     graph = reader.succession()
     present = {c.id: c for c in cands}
-    successors, rows = _newest_successors(reader, graph.succeeded_by, firsts, where, set(present))
+    successors, rows = _newest_successors(reader, graph.succeeded_by, firsts, where, passed)
     held = graph.created if f.as_of else {}
     out: list[ranking.Candidate] = []
     placed: dict[str, ranking.Candidate] = {}
@@ -346,10 +353,10 @@ def _fold_superseded(
 
 
 def _newest_successors(
-    reader: MemoryReader, graph: dict[str, str], firsts: dict[str, str], where: str, present: set[str]
+    reader: MemoryReader, graph: dict[str, str], firsts: dict[str, str], where: str, passed: set[str]
 ) -> tuple[dict[str, str | None], dict[str, dict[str, Any]]]:
     """``id -> newest successor passing where`` (None: the first one does not) and the rows of the
-    visible successors that are not in ``present`` (one query over every chain)."""
+    visible successors outside ``passed`` (one query over the chain members outside it, if any)."""
     chains: dict[str, list[str]] = {}
     for cid, first in firsts.items():
         chain: list[str] = []
@@ -358,17 +365,17 @@ def _newest_successors(
             chain.append(current)
             current = graph.get(current)
         chains[cid] = chain
-    members = sorted({m for chain in chains.values() for m in chain})
+    members = sorted({m for chain in chains.values() for m in chain} - passed)
     rows = reader.by_ids(members, where, [*ROW_COLUMNS, "vector"])
     out: dict[str, str | None] = {}
     for cid, chain in chains.items():
         best: str | None = None
         for m in chain:
-            if m not in rows:
+            if m not in rows and m not in passed:
                 break
             best = m
         out[cid] = best
-    return out, {i: r for i, r in rows.items() if i not in present}
+    return out, rows
 
 
 def _candidate(row: dict[str, Any], path_matched: set[str]) -> ranking.Candidate:
