@@ -333,3 +333,35 @@ def test_memory_tools_over_mcp_stdio(vault, tmp_path):
         assert session.ok("must_read", {"domain": "/acme", "type": "trap", "projectId": "acme"})["results"]
         assert session.ok("timeline", {"uid": vault["stripe"]})["results"]
         assert session.ok("pulse", {"projectId": "acme"})["results"]
+
+
+def _cand(uid, fts, sim, rank, severity):
+    from local_memory_search.memory.ranking import Candidate
+
+    return Candidate(
+        {"id": uid, "severity": severity}, fts_score=fts, fts_rank=rank, similarity=sim, vector_rank=rank
+    )
+
+
+def test_hybrid_fuses_the_legs_after_their_multipliers():
+    """What both single modes rank first, hybrid ranks first: a critical record well behind on both
+    legs must not overtake it (multiplying the squeezed RRF score let ×1.4 beat any rank gap)."""
+    from local_memory_search.memory import ranking
+
+    def top(mode):
+        cands = {c.id: c for c in (_cand("A", 10.0, 0.9, 1, "medium"), _cand("B", 5.0, 0.5, 2, "critical"))}
+        ranking.fuse(cands, mode, (1.0, 1.0))
+        ranked = list(cands.values())
+        ranking.score(ranked, set(), (1.0, 1.0) if mode == "hybrid" else None)
+        ranked.sort(key=lambda c: ranking.order_key(c, "relevance"))
+        return [c.id for c in ranked], ranked
+
+    assert top("fulltext")[0] == top("semantic")[0] == top("hybrid")[0] == ["A", "B"]
+    _, ranked = top("hybrid")
+    assert ranked[1].final == pytest.approx(2 / (ranking.RRF_K + 2))
+    assert ranking.explain(ranked[1])["severityMultiplier"] == 1.4
+    # Close enough on a leg, the multiplier does reorder that leg (as it would in that mode alone).
+    cands = {c.id: c for c in (_cand("A", 10.0, 0.9, 1, "medium"), _cand("B", 9.0, 0.5, 2, "critical"))}
+    ranking.fuse(cands, "hybrid", (1.0, 1.0))
+    ranking.score(list(cands.values()), set(), (1.0, 1.0))
+    assert cands["B"].boosted_ranks == (1, 2) and cands["A"].boosted_ranks == (2, 1)

@@ -285,7 +285,7 @@ def _finish(
         if c.id in live:
             c.row["hits"], c.row["last_hit"] = live[c.id]
     path_matched = {c.id for c in cands if f.path and matches_any_pattern(f.path, c.row.get("paths") or ())}
-    ranking.score(cands, path_matched)
+    ranking.score(cands, path_matched, req.weights if rank and mode == "hybrid" else None)
     sort = (
         f.sort
         if (rank or f.sort != "relevance")
