@@ -365,3 +365,62 @@ def test_hybrid_fuses_the_legs_after_their_multipliers():
     ranking.fuse(cands, "hybrid", (1.0, 1.0))
     ranking.score(list(cands.values()), set(), (1.0, 1.0))
     assert cands["B"].boosted_ranks == (1, 2) and cands["A"].boosted_ranks == (2, 1)
+
+
+def test_capture_ignored_area_answers_nothing(vault, monkeypatch):
+    """Seed 000: a search whose path lies inside a capture-ignored product area returns []."""
+    assert vault["stripe"] in ids_of(s(query="stripe webhook retries", path="src/billing/pay.py"))
+    monkeypatch.setenv("LOCAL_MEMORY_IGNORED_AREAS", " vendor , src/billing ")
+    out = s(query="stripe webhook retries", path="src/billing/pay.py")
+    assert out["results"] == [] and out["total"] == 0 and out["ignored_area"] == "src/billing"
+    monkeypatch.setenv("LOCAL_MEMORY_IGNORED_AREAS", "apps/*/generated")
+    assert s(query="stripe", path="apps/web/generated/deep/x.ts")["ignored_area"] == "apps/*/generated"
+    # Outside every area (and without a path) the search runs as usual.
+    assert vault["stripe"] in ids_of(s(query="stripe webhook retries"))
+    assert "ignored_area" not in s(query="stripe webhook retries", path="apps/web/src/x.ts")
+
+
+def test_feedback_multiplier_is_salience():
+    """Seed 000's feedbackMultiplier: the writer's confidence and how recently an agent used it."""
+    from local_memory_search.memory.ranking import multipliers, salience
+
+    now = "2025-06-01T00:00:00Z"
+    assert salience({}, now) == 1.0
+    assert salience({"confidence": 0.5}, now) == pytest.approx(1.0)
+    assert salience({"confidence": 1.0}, now) == pytest.approx(1.2)
+    assert salience({"confidence": 0.0}, now) == pytest.approx(0.8)
+    assert salience({"last_hit": now}, now) == pytest.approx(1.1)
+    assert salience({"last_hit": "2025-05-02T00:00:00Z"}, now) == pytest.approx(1.05)  # one half-life
+    assert salience({"last_hit": "not a time", "confidence": float("nan")}, now) == 1.0
+    row = {"confidence": 1.0, "last_hit": now, "severity": "high"}
+    assert multipliers(row, False, now)["feedbackMultiplier"] == pytest.approx(1.32)
+
+
+def test_feedback_multiplier_orders_and_explains(vault):
+    """A confident record outranks an equal one; explain shows the factor (2 decimals)."""
+    w = WRITERS["w"]
+    a = w.write(
+        {
+            "project": "fb",
+            "kind": "note",
+            "title": "Gateway timeout budget",
+            "content": "The gateway timeout budget is 30 seconds.",
+            "confidence": 0.1,
+        }
+    ).record.id
+    b = w.write(
+        {
+            "project": "fb",
+            "kind": "note",
+            "title": "Gateway timeout budget",
+            "content": "The gateway timeout budget is 30 seconds!",
+            "confidence": 0.9,
+        }
+    ).record.id
+    w.flush()
+    out = s(fulltext="gateway timeout budget", projectId="fb", explain=True)
+    hits = {r["id"]: r for r in out["results"]}
+    ranked = [i for i in ids_of(out) if i in (a, b)]
+    assert ranked[0] == b  # the doubtful twin is behind it, or folded into it as a near-duplicate
+    assert len(ranked) == 2 or a in hits[b]["collapsed"]
+    assert hits[b]["explain"]["feedbackMultiplier"] == 1.16

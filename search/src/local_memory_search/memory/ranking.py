@@ -14,8 +14,10 @@ any rank difference within the top 10 (RRF squeezes ranks 1..10 into a ±15 % ba
 so a record both legs put first fell behind a 7th-ranked high-severity one. ``base`` keeps the
 un-boosted score (the fused one of the legs' own ranks in hybrid) for ``explain``.
 
-``feedback`` is seed 000's salience multiplier; no feedback signal is recorded in our model, so it
-is neutral (1). ``explain`` reads the same numbers and never changes the order.
+``feedback`` is seed 000's salience multiplier (the seed names it, not its formula; see
+:func:`salience`): what the record's writer and its readers said about it — the writer's
+``confidence`` and how recently an agent acknowledged using it (``last_hit``). ``explain`` reads
+the same numbers and never changes the order.
 """
 
 from __future__ import annotations
@@ -23,12 +25,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 RRF_K = 60
 SEVERITY = {"critical": 1.4, "high": 1.3, "medium": 1.0, "low": 0.9}
 SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 PATH_BOOST = 1.25
+#: salience: the most a just-acknowledged use adds, and its half-life in days
+SALIENCE_USE_BOOST = 0.1
+SALIENCE_HALF_LIFE_DAYS = 30.0
 
 
 @dataclass
@@ -63,8 +69,38 @@ def neutral(value: float) -> float:
     return value if math.isfinite(value) else 1.0
 
 
-def multipliers(row: dict[str, Any], path_matched: bool) -> dict[str, float]:
-    """Seed 000's multipliers for one record."""
+def _days_between(earlier: str, later: str) -> float:
+    a = datetime.fromisoformat(earlier.replace("Z", "+00:00"))
+    b = datetime.fromisoformat(later.replace("Z", "+00:00"))
+    return (b - a).total_seconds() / 86_400
+
+
+def salience(row: dict[str, Any], now: str | None) -> float:
+    """Seed 000's feedback multiplier, in [0.8, 1.32]; 1 for a record nobody said anything about.
+
+    * ``confidence`` (the writer's, 0..1): ``0.8 + 0.4 * confidence`` — 0.5 is neutral, a sure
+      record gains up to 20 %, a doubtful one loses up to 20 %; unset = 1.
+    * use: an acknowledged hit (``last_hit``, set when an agent lists the record in ``hitIds`` or
+      reads it with ``get_memory``) adds up to 10 %, halving every ``SALIENCE_HALF_LIFE_DAYS``
+      days since — ``hitsBoost`` counts how often, this says how recently.
+    Any value that cannot be read counts as neutral.
+    """
+    factor = 1.0
+    conf = row.get("confidence")
+    if isinstance(conf, int | float) and math.isfinite(conf):
+        factor *= 0.8 + 0.4 * min(max(float(conf), 0.0), 1.0)
+    last_hit = row.get("last_hit")
+    if last_hit and now:
+        try:
+            age = max(_days_between(str(last_hit), now), 0.0)
+        except ValueError:
+            age = math.inf
+        factor *= 1 + SALIENCE_USE_BOOST * 0.5 ** (age / SALIENCE_HALF_LIFE_DAYS)
+    return neutral(factor)
+
+
+def multipliers(row: dict[str, Any], path_matched: bool, now: str | None = None) -> dict[str, float]:
+    """Seed 000's multipliers for one record (``now``: the moment the search is about)."""
     hits = int(row.get("hits") or 0)
     occ = int(row.get("occurrences") or 1)
     return {
@@ -72,7 +108,7 @@ def multipliers(row: dict[str, Any], path_matched: bool) -> dict[str, float]:
         "severityMultiplier": SEVERITY.get(row.get("severity") or "medium", 1.0),
         "hitsBoost": neutral(1 + min(hits, 20) * 0.02),
         "occurrencesBoost": neutral(1 + min(max(occ - 1, 0), 20) * 0.03),
-        "feedbackMultiplier": 1.0,
+        "feedbackMultiplier": salience(row, now),
     }
 
 
@@ -90,10 +126,15 @@ def fuse(cands: dict[str, Candidate], mode: str, weights: tuple[float, float]) -
             c.base = c.similarity or 0.0
 
 
-def score(cands: list[Candidate], path_matched: set[str], fusion: tuple[float, float] | None = None) -> None:
+def score(
+    cands: list[Candidate],
+    path_matched: set[str],
+    fusion: tuple[float, float] | None = None,
+    now: str | None = None,
+) -> None:
     """Apply the multipliers to every candidate; ``fusion`` (hybrid weights) fuses the boosted legs."""
     for c in cands:
-        c.factors = multipliers(c.row, c.id in path_matched)
+        c.factors = multipliers(c.row, c.id in path_matched, now)
         c.final = neutral(c.base * math.prod(c.factors.values()))
     if fusion is None:
         return

@@ -285,7 +285,7 @@ def _finish(
         if c.id in live:
             c.row["hits"], c.row["last_hit"] = live[c.id]
     path_matched = {c.id for c in cands if f.path and matches_any_pattern(f.path, c.row.get("paths") or ())}
-    ranking.score(cands, path_matched, req.weights if rank and mode == "hybrid" else None)
+    ranking.score(cands, path_matched, req.weights if rank and mode == "hybrid" else None, f.as_of or f.now)
     sort = (
         f.sort
         if (rank or f.sort != "relevance")
@@ -345,7 +345,7 @@ def _fold_superseded(
         hidden.append({"id": c.id, "succeeded_by": succ})
         s = placed.get(succ)
         if s is None:
-            s = present.get(succ) or _candidate(rows[succ], path_matched)
+            s = present.get(succ) or _candidate(rows[succ], path_matched, f.as_of or f.now)
             placed[succ] = s
             out.append(s)
         s.replaces.append(c.id)
@@ -378,9 +378,9 @@ def _newest_successors(
     return out, rows
 
 
-def _candidate(row: dict[str, Any], path_matched: set[str]) -> ranking.Candidate:
+def _candidate(row: dict[str, Any], path_matched: set[str], now: str) -> ranking.Candidate:
     c = ranking.Candidate(row, match_source="successor")
-    ranking.score([c], path_matched)
+    ranking.score([c], path_matched, now=now)
     return c
 
 
