@@ -424,3 +424,29 @@ def test_feedback_multiplier_orders_and_explains(vault):
     assert ranked[0] == b  # the doubtful twin is behind it, or folded into it as a near-duplicate
     assert len(ranked) == 2 or a in hits[b]["collapsed"]
     assert hits[b]["explain"]["feedbackMultiplier"] == 1.16
+
+
+def test_memory_table_handle_is_kept_per_version_and_cleared_by_the_runtime(vault):
+    from local_memory_search.memory import reader as R
+    from local_memory_search.runtime import RUNTIME
+
+    assert ids_of(s(query="stripe webhook retries"))
+    assert "memory_tables" in RUNTIME.names()
+    with R.open_reader() as a, R.open_reader() as b:
+        assert a.opened is not None and a.opened is b.opened  # one checkout, shared by calls
+        assert (
+            "src/billing/**" in a.path_patterns()
+            and a.succession().succeeded_by[vault["old"]] == vault["new"]
+        )
+        first = a.opened
+    w = WRITERS["w"]
+    uid = w.write(
+        {"project": "fb2", "kind": "note", "title": "Kept handles", "content": "Zeppelin hangar."}
+    ).record.id
+    w.flush()
+    with R.open_reader() as c:
+        assert c.opened is not first  # a newly published version gets its own handle and memos
+    assert ids_of(s(query="zeppelin hangar", projectId="fb2")) == [uid]
+    RUNTIME.clear()
+    assert not R._TABLES._items
+    assert ids_of(s(query="zeppelin hangar", projectId="fb2")) == [uid]
