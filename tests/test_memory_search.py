@@ -333,3 +333,120 @@ def test_memory_tools_over_mcp_stdio(vault, tmp_path):
         assert session.ok("must_read", {"domain": "/acme", "type": "trap", "projectId": "acme"})["results"]
         assert session.ok("timeline", {"uid": vault["stripe"]})["results"]
         assert session.ok("pulse", {"projectId": "acme"})["results"]
+
+
+def _cand(uid, fts, sim, rank, severity):
+    from local_memory_search.memory.ranking import Candidate
+
+    return Candidate(
+        {"id": uid, "severity": severity}, fts_score=fts, fts_rank=rank, similarity=sim, vector_rank=rank
+    )
+
+
+def test_hybrid_fuses_the_legs_after_their_multipliers():
+    """What both single modes rank first, hybrid ranks first: a critical record well behind on both
+    legs must not overtake it (multiplying the squeezed RRF score let ×1.4 beat any rank gap)."""
+    from local_memory_search.memory import ranking
+
+    def top(mode):
+        cands = {c.id: c for c in (_cand("A", 10.0, 0.9, 1, "medium"), _cand("B", 5.0, 0.5, 2, "critical"))}
+        ranking.fuse(cands, mode, (1.0, 1.0))
+        ranked = list(cands.values())
+        ranking.score(ranked, set(), (1.0, 1.0) if mode == "hybrid" else None)
+        ranked.sort(key=lambda c: ranking.order_key(c, "relevance"))
+        return [c.id for c in ranked], ranked
+
+    assert top("fulltext")[0] == top("semantic")[0] == top("hybrid")[0] == ["A", "B"]
+    _, ranked = top("hybrid")
+    assert ranked[1].final == pytest.approx(2 / (ranking.RRF_K + 2))
+    assert ranking.explain(ranked[1])["severityMultiplier"] == 1.4
+    # Close enough on a leg, the multiplier does reorder that leg (as it would in that mode alone).
+    cands = {c.id: c for c in (_cand("A", 10.0, 0.9, 1, "medium"), _cand("B", 9.0, 0.5, 2, "critical"))}
+    ranking.fuse(cands, "hybrid", (1.0, 1.0))
+    ranking.score(list(cands.values()), set(), (1.0, 1.0))
+    assert cands["B"].boosted_ranks == (1, 2) and cands["A"].boosted_ranks == (2, 1)
+
+
+def test_capture_ignored_area_answers_nothing(vault, monkeypatch):
+    """Seed 000: a search whose path lies inside a capture-ignored product area returns []."""
+    assert vault["stripe"] in ids_of(s(query="stripe webhook retries", path="src/billing/pay.py"))
+    monkeypatch.setenv("LOCAL_MEMORY_IGNORED_AREAS", " vendor , src/billing ")
+    out = s(query="stripe webhook retries", path="src/billing/pay.py")
+    assert out["results"] == [] and out["total"] == 0 and out["ignored_area"] == "src/billing"
+    monkeypatch.setenv("LOCAL_MEMORY_IGNORED_AREAS", "apps/*/generated")
+    assert s(query="stripe", path="apps/web/generated/deep/x.ts")["ignored_area"] == "apps/*/generated"
+    # Outside every area (and without a path) the search runs as usual.
+    assert vault["stripe"] in ids_of(s(query="stripe webhook retries"))
+    assert "ignored_area" not in s(query="stripe webhook retries", path="apps/web/src/x.ts")
+
+
+def test_feedback_multiplier_is_salience():
+    """Seed 000's feedbackMultiplier: the writer's confidence and how recently an agent used it."""
+    from local_memory_search.memory.ranking import multipliers, salience
+
+    now = "2025-06-01T00:00:00Z"
+    assert salience({}, now) == 1.0
+    assert salience({"confidence": 0.5}, now) == pytest.approx(1.0)
+    assert salience({"confidence": 1.0}, now) == pytest.approx(1.2)
+    assert salience({"confidence": 0.0}, now) == pytest.approx(0.8)
+    assert salience({"last_hit": now}, now) == pytest.approx(1.1)
+    assert salience({"last_hit": "2025-05-02T00:00:00Z"}, now) == pytest.approx(1.05)  # one half-life
+    assert salience({"last_hit": "not a time", "confidence": float("nan")}, now) == 1.0
+    row = {"confidence": 1.0, "last_hit": now, "severity": "high"}
+    assert multipliers(row, False, now)["feedbackMultiplier"] == pytest.approx(1.32)
+
+
+def test_feedback_multiplier_orders_and_explains(vault):
+    """A confident record outranks an equal one; explain shows the factor (2 decimals)."""
+    w = WRITERS["w"]
+    a = w.write(
+        {
+            "project": "fb",
+            "kind": "note",
+            "title": "Gateway timeout budget",
+            "content": "The gateway timeout budget is 30 seconds.",
+            "confidence": 0.1,
+        }
+    ).record.id
+    b = w.write(
+        {
+            "project": "fb",
+            "kind": "note",
+            "title": "Gateway timeout budget",
+            "content": "The gateway timeout budget is 30 seconds!",
+            "confidence": 0.9,
+        }
+    ).record.id
+    w.flush()
+    out = s(fulltext="gateway timeout budget", projectId="fb", explain=True)
+    hits = {r["id"]: r for r in out["results"]}
+    ranked = [i for i in ids_of(out) if i in (a, b)]
+    assert ranked[0] == b  # the doubtful twin is behind it, or folded into it as a near-duplicate
+    assert len(ranked) == 2 or a in hits[b]["collapsed"]
+    assert hits[b]["explain"]["feedbackMultiplier"] == 1.16
+
+
+def test_memory_table_handle_is_kept_per_version_and_cleared_by_the_runtime(vault):
+    from local_memory_search.memory import reader as R
+    from local_memory_search.runtime import RUNTIME
+
+    assert ids_of(s(query="stripe webhook retries"))
+    assert "memory_tables" in RUNTIME.names()
+    with R.open_reader() as a, R.open_reader() as b:
+        assert a.opened is not None and a.opened is b.opened  # one checkout, shared by calls
+        assert (
+            "src/billing/**" in a.path_patterns()
+            and a.succession().succeeded_by[vault["old"]] == vault["new"]
+        )
+        first = a.opened
+    w = WRITERS["w"]
+    uid = w.write(
+        {"project": "fb2", "kind": "note", "title": "Kept handles", "content": "Zeppelin hangar."}
+    ).record.id
+    w.flush()
+    with R.open_reader() as c:
+        assert c.opened is not first  # a newly published version gets its own handle and memos
+    assert ids_of(s(query="zeppelin hangar", projectId="fb2")) == [uid]
+    RUNTIME.clear()
+    assert not R._TABLES._items
+    assert ids_of(s(query="zeppelin hangar", projectId="fb2")) == [uid]

@@ -80,7 +80,7 @@ class _TableCache:
         self._lock = threading.Lock()
 
     def get(self, lance_dir: Path, version: int) -> _OpenTable:
-        key = (str(lance_dir), version, _manifest_signature(lance_dir, version))
+        key = (str(lance_dir), version, manifest_signature(lance_dir, CHUNKS_TABLE, version))
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
@@ -98,10 +98,13 @@ class _TableCache:
             self._items.clear()
 
 
-def _manifest_signature(lance_dir: Path, version: int) -> tuple[int, int, int] | None:
-    # A rebuild recreates the table and restarts its version numbers, so the version number alone
-    # could name a different snapshot; the manifest file's identity cannot.
-    versions = lance_dir / f"{CHUNKS_TABLE}.lance" / "_versions"
+def manifest_signature(lance_dir: Path, table: str, version: int) -> tuple[int, int, int] | None:
+    """The identity of ``table``'s manifest file for ``version`` (None when it is not there).
+
+    A rebuild recreates the table and restarts its version numbers, so the version number alone
+    could name a different snapshot; the manifest file's identity cannot.
+    """
+    versions = lance_dir / f"{table}.lance" / "_versions"
     for name in (f"{(1 << 64) - 1 - version}.manifest", f"{version}.manifest"):
         try:
             st = (versions / name).stat()

@@ -56,6 +56,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
         str(DEFAULT_HIT_FLUSH_SECONDS),
         "How often the indexer writes hit counters back into the vault's frontmatter.",
     ),
+    "LOCAL_MEMORY_IGNORED_AREAS": (
+        "—",
+        "Comma-separated folders/globs of capture-ignored product areas: a memory search whose path lies inside one answers nothing.",
+    ),
 }
 
 
@@ -119,6 +123,8 @@ class MemorySettings:
     scratch_ttl_days: float
     review_ttl_days: float
     hit_flush_seconds: float
+    #: seed 000's capture-ignored product areas (folders or globs of code paths)
+    ignored_areas: tuple[str, ...] = ()
 
 
 def load_memory_settings() -> MemorySettings:
@@ -131,4 +137,7 @@ def load_memory_settings() -> MemorySettings:
         scratch_ttl_days=float(_env("LOCAL_MEMORY_SCRATCH_TTL_DAYS") or DEFAULT_SCRATCH_TTL_DAYS),
         review_ttl_days=float(_env("LOCAL_MEMORY_REVIEW_TTL_DAYS") or DEFAULT_REVIEW_TTL_DAYS),
         hit_flush_seconds=float(_env("LOCAL_MEMORY_HIT_FLUSH_SECONDS") or DEFAULT_HIT_FLUSH_SECONDS),
+        ignored_areas=tuple(
+            a.strip() for a in (_env("LOCAL_MEMORY_IGNORED_AREAS") or "").split(",") if a.strip()
+        ),
     )

@@ -117,17 +117,24 @@ def cmd_hits(w: MemoryWriter, args: argparse.Namespace) -> int:
 @_with_writer
 def cmd_sync(w: MemoryWriter, args: argparse.Namespace) -> int:
     r = sync_vault(w)
-    bad = "".join(f"\n  malformed: {m['path']}:{m['line']}: {m['message']}" for m in r["malformed"])
-    _emit(args, r, f"indexed {r['indexed']}, unchanged {r['unchanged']}, removed {r['removed']}{bad}")
+    _emit(
+        args, r, f"indexed {r['indexed']}, unchanged {r['unchanged']}, removed {r['removed']}{_malformed(r)}"
+    )
     return 1 if r["malformed"] else 0
 
 
 @_with_writer
 def cmd_rebuild(w: MemoryWriter, args: argparse.Namespace) -> int:
     r = rebuild(w)
-    bad = "".join(f"\n  malformed: {m['path']}:{m['line']}: {m['message']}" for m in r["malformed"])
-    _emit(args, r, f"rebuilt {r['indexed']} records from {r['files']} files in {r['seconds']}s{bad}")
+    _emit(
+        args, r, f"rebuilt {r['indexed']} records from {r['files']} files in {r['seconds']}s{_malformed(r)}"
+    )
     return 1 if r["malformed"] else 0
+
+
+def _malformed(report: dict[str, Any]) -> str:
+    """One indented line per vault file whose frontmatter did not validate (path:line: why)."""
+    return "".join(f"\n  malformed: {m['path']}:{m['line']}: {m['message']}" for m in report["malformed"])
 
 
 @_with_writer

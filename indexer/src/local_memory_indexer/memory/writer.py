@@ -19,7 +19,7 @@ from local_memory_shared.config import MemorySettings, load_memory_settings, loa
 from local_memory_shared.embedding import embedder_from_settings
 from local_memory_shared.embedding.base import Embedder
 from local_memory_shared.errors import InvalidArgument, NotFound, VersionConflict
-from local_memory_shared.memory.frontmatter import location_of, parse_record, serialise_record
+from local_memory_shared.memory.frontmatter import FIELD_ORDER, location_of, parse_record, serialise_record
 from local_memory_shared.memory.model import (
     EXPIRING_KINDS,
     RECURRING_KINDS,
@@ -40,27 +40,14 @@ RECURRENCE_SIMILARITY = 0.93
 #: How many similar records a write reports back (never a blocking threshold).
 SIMILAR_LIMIT = 3
 _CAS_RETRIES = 8
-#: Fields a caller may set through edit(set_fields=...); the rest are the writer's bookkeeping.
-SETTABLE = frozenset(
-    {
-        "title",
-        "status",
-        "tags",
-        "domain",
-        "also",
-        "paths",
-        "severity",
-        "confidence",
-        "meta",
-        "created_by",
-        "valid_from",
-        "valid_to",
-        "expires",
-        "contradicted_by",
-        "links",
-        "content",
-    }
-)
+#: The writer's bookkeeping (identity, times, supersession links, counters): never set by a caller.
+BOOKKEEPING = frozenset(
+    {"id", "kind", "created", "updated", "supersedes", "succeeded_by", "occurrences", "last_seen", "hits",
+     "last_hit", "version", "version_hash"}
+)  # fmt: skip
+#: Fields a caller may set through edit(set_fields=...): every frontmatter field but the
+#: bookkeeping, and the body.
+SETTABLE = (frozenset(FIELD_ORDER) - BOOKKEEPING) | {"content"}
 
 
 class _Changed(Exception):

@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import pyarrow.compute as pc
 from local_memory_shared.errors import InvalidArgument
 from local_memory_shared.memory.model import EPHEMERAL_KINDS, HIT_ELIGIBLE_KINDS, utc_now
 from local_memory_shared.memory.query import (
@@ -107,7 +106,7 @@ def python_clause(reader: MemoryReader, f: MemoryFilters, where: str) -> str | N
     """
     if f.path is None and f.meta is None and f.meta_predicate is None:
         return None
-    clause = None if f.path is None else _path_clause(reader, f.path, where)
+    clause = None if f.path is None else _path_clause(reader, f.path)
     if f.meta is None and f.meta_predicate is None:
         return clause
     scope = where if clause is None else f"{where} AND {clause}"
@@ -122,10 +121,10 @@ def python_clause(reader: MemoryReader, f: MemoryFilters, where: str) -> str | N
     return sql_in("id", allowed)
 
 
-def _path_clause(reader: MemoryReader, path: str, where: str) -> str:
-    column = reader.table.search().where(where).select(["paths"]).limit(10_000_000).to_arrow()["paths"]
-    patterns = pc.unique(pc.list_flatten(column)).to_pylist()
-    hits = [p for p in patterns if p and matches_any_pattern(path, (p,))]
+def _path_clause(reader: MemoryReader, path: str) -> str:
+    """The stored patterns that match ``path`` (over the whole version, memoised there; the rest
+    of ``where`` still applies beside this clause)."""
+    hits = [p for p in reader.path_patterns() if matches_any_pattern(path, (p,))]
     if not hits:
         return "FALSE"
     return f"array_has_any(paths, make_array({', '.join(sql_str(p) for p in hits)}))"

@@ -1,25 +1,40 @@
 """Ranking of memory hits: the two legs, weighted RRF, seed 000's multipliers and orderings.
 
-    fused   = w_fulltext / (RRF_K + rank_fts) + w_semantic / (RRF_K + rank_vector)     (hybrid)
-    base    = fused | BM25 (fulltext) | cosine similarity (semantic)
-    final   = base * path(1.25|1) * severity(1.4|1.3|1|0.9) * hits(1 + min(h,20)*0.02)
-                   * occurrences(1 + min(max(o-1,0),20)*0.03) * feedback
+    m       = path(1.25|1) * severity(1.4|1.3|1|0.9) * hits(1 + min(h,20)*0.02)
+              * occurrences(1 + min(max(o-1,0),20)*0.03) * feedback
+    final   = BM25 * m                                                          (fulltext)
+            = cosine similarity * m                                             (semantic)
+            = w_fulltext / (RRF_K + rank'_fts) + w_semantic / (RRF_K + rank'_vector)  (hybrid)
     order   = records that still hold before contradicted ones, then final desc, updated desc, id.
 
-``feedback`` is seed 000's salience multiplier; no feedback signal is recorded in our model, so it
-is neutral (1). ``explain`` reads the same numbers and never changes the order.
+In hybrid mode the multipliers act on each leg's own score (BM25 * m, similarity * m) and RRF
+fuses the ranks ``rank'`` of those boosted lists — i.e. it fuses the two orders that fulltext and
+semantic mode would return. Multiplying the fused RRF score instead let a ×1.3 severity outweigh
+any rank difference within the top 10 (RRF squeezes ranks 1..10 into a ±15 % band: 2/61 vs 2/70),
+so a record both legs put first fell behind a 7th-ranked high-severity one. ``base`` keeps the
+un-boosted score (the fused one of the legs' own ranks in hybrid) for ``explain``.
+
+``feedback`` is seed 000's salience multiplier (the seed names it, not its formula; see
+:func:`salience`): what the record's writer and its readers said about it — the writer's
+``confidence`` and how recently an agent acknowledged using it (``last_hit``). ``explain`` reads
+the same numbers and never changes the order.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 RRF_K = 60
 SEVERITY = {"critical": 1.4, "high": 1.3, "medium": 1.0, "low": 0.9}
 SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 PATH_BOOST = 1.25
+#: salience: the most a just-acknowledged use adds, and its half-life in days
+SALIENCE_USE_BOOST = 0.1
+SALIENCE_HALF_LIFE_DAYS = 30.0
 
 
 @dataclass
@@ -37,6 +52,8 @@ class Candidate:
     final: float = 0.0
     collapsed: list[str] = field(default_factory=list)
     replaces: list[str] = field(default_factory=list)
+    #: hybrid: the ranks within each leg after the multipliers (what RRF fused)
+    boosted_ranks: tuple[int | None, int | None] | None = None
 
     @property
     def id(self) -> str:
@@ -52,8 +69,38 @@ def neutral(value: float) -> float:
     return value if math.isfinite(value) else 1.0
 
 
-def multipliers(row: dict[str, Any], path_matched: bool) -> dict[str, float]:
-    """Seed 000's multipliers for one record."""
+def _days_between(earlier: str, later: str) -> float:
+    a = datetime.fromisoformat(earlier.replace("Z", "+00:00"))
+    b = datetime.fromisoformat(later.replace("Z", "+00:00"))
+    return (b - a).total_seconds() / 86_400
+
+
+def salience(row: dict[str, Any], now: str | None) -> float:
+    """Seed 000's feedback multiplier, in [0.8, 1.32]; 1 for a record nobody said anything about.
+
+    * ``confidence`` (the writer's, 0..1): ``0.8 + 0.4 * confidence`` — 0.5 is neutral, a sure
+      record gains up to 20 %, a doubtful one loses up to 20 %; unset = 1.
+    * use: an acknowledged hit (``last_hit``, set when an agent lists the record in ``hitIds`` or
+      reads it with ``get_memory``) adds up to 10 %, halving every ``SALIENCE_HALF_LIFE_DAYS``
+      days since — ``hitsBoost`` counts how often, this says how recently.
+    Any value that cannot be read counts as neutral.
+    """
+    factor = 1.0
+    conf = row.get("confidence")
+    if isinstance(conf, int | float) and math.isfinite(conf):
+        factor *= 0.8 + 0.4 * min(max(float(conf), 0.0), 1.0)
+    last_hit = row.get("last_hit")
+    if last_hit and now:
+        try:
+            age = max(_days_between(str(last_hit), now), 0.0)
+        except ValueError:
+            age = math.inf
+        factor *= 1 + SALIENCE_USE_BOOST * 0.5 ** (age / SALIENCE_HALF_LIFE_DAYS)
+    return neutral(factor)
+
+
+def multipliers(row: dict[str, Any], path_matched: bool, now: str | None = None) -> dict[str, float]:
+    """Seed 000's multipliers for one record (``now``: the moment the search is about)."""
     hits = int(row.get("hits") or 0)
     occ = int(row.get("occurrences") or 1)
     return {
@@ -61,7 +108,7 @@ def multipliers(row: dict[str, Any], path_matched: bool) -> dict[str, float]:
         "severityMultiplier": SEVERITY.get(row.get("severity") or "medium", 1.0),
         "hitsBoost": neutral(1 + min(hits, 20) * 0.02),
         "occurrencesBoost": neutral(1 + min(max(occ - 1, 0), 20) * 0.03),
-        "feedbackMultiplier": 1.0,
+        "feedbackMultiplier": salience(row, now),
     }
 
 
@@ -79,11 +126,36 @@ def fuse(cands: dict[str, Candidate], mode: str, weights: tuple[float, float]) -
             c.base = c.similarity or 0.0
 
 
-def score(cands: list[Candidate], path_matched: set[str]) -> None:
-    """Apply the multipliers to every candidate."""
+def score(
+    cands: list[Candidate],
+    path_matched: set[str],
+    fusion: tuple[float, float] | None = None,
+    now: str | None = None,
+) -> None:
+    """Apply the multipliers to every candidate; ``fusion`` (hybrid weights) fuses the boosted legs."""
     for c in cands:
-        c.factors = multipliers(c.row, c.id in path_matched)
+        c.factors = multipliers(c.row, c.id in path_matched, now)
         c.final = neutral(c.base * math.prod(c.factors.values()))
+    if fusion is None:
+        return
+    boosted_fts = _boosted_ranks(cands, lambda c: c.fts_score, lambda c: c.fts_rank)
+    boosted_vec = _boosted_ranks(cands, lambda c: c.similarity, lambda c: c.vector_rank)
+    wf, ws = fusion
+    for c in cands:
+        rf, rv = boosted_fts.get(c.id), boosted_vec.get(c.id)
+        c.boosted_ranks = (rf, rv)
+        c.final = (wf / (RRF_K + rf) if rf else 0.0) + (ws / (RRF_K + rv) if rv else 0.0)
+
+
+def _boosted_ranks(
+    cands: list[Candidate],
+    leg_score: Callable[[Candidate], float | None],
+    leg_rank: Callable[[Candidate], int | None],
+) -> dict[str, int]:
+    """Ranks within one leg after the multipliers (ties keep the leg's own order)."""
+    found = [c for c in cands if leg_rank(c)]
+    found.sort(key=lambda c: (-neutral((leg_score(c) or 0.0) * math.prod(c.factors.values())), leg_rank(c)))
+    return {c.id: n for n, c in enumerate(found, start=1)}
 
 
 def _desc(text: str | None) -> tuple[int, ...]:
@@ -115,6 +187,8 @@ def explain(c: Candidate) -> dict[str, Any]:
         "vectorRank": c.vector_rank,
         "baseScore": round(c.base, 4),
     }
+    if c.boosted_ranks is not None:
+        out["ftsRankBoosted"], out["vectorRankBoosted"] = c.boosted_ranks
     out.update({k: round(v, 2) for k, v in c.factors.items()})
     out["finalScore"] = round(c.final, 4)
     out["contradicted"] = not c.holds

@@ -1,23 +1,32 @@
 """Read-only access to the memory index: the LanceDB ``memories`` table pinned at the published
 version (through ``readonly.py``) and ``index.db`` opened ``mode=ro`` + ``query_only``.
 
-No memory index yet → ``NotIndexed`` whose message names the command that builds it.
+The table handle checked out at a version is kept across calls (``runtime.RUNTIME`` owns the
+cache, keyed by the version's manifest file identity, so a rebuild is never mistaken for the old
+snapshot), together with what is cheap to keep per version and costly to recompute per call: the
+distinct path patterns and the supersession graph. No memory index yet → ``NotIndexed`` whose
+message names the command that builds it.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
-from dataclasses import dataclass
-from functools import cached_property
-from typing import Any
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
 
+import pyarrow.compute as pc
 from local_memory_shared.config import load_memory_settings
 from local_memory_shared.errors import LocalMemoryError, NotIndexed
 from local_memory_shared.memory.schema import MEMORIES_TABLE, MemoryPaths, memory_paths, published_version
 from local_memory_shared.state import open_state_ro
 
 from ..readonly import ReadOnlyTable, connect_read_only
+from ..runtime import register_cache
+from ..store import manifest_signature
 
 BUILD_COMMAND = "local-memory-indexer memory rebuild"
 #: Every column a result needs (the vector is read only where near-duplicates are collapsed).
@@ -40,19 +49,113 @@ def sql_in(column: str, values: Iterable[str]) -> str:
     return f"{column} IN ({', '.join(sql_str(v) for v in vals)})" if vals else "FALSE"
 
 
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Succession:
+    """The supersession graph of one table version: ``succeeded_by`` per superseded record and
+    ``created`` of every record named as a successor."""
+
+    succeeded_by: dict[str, str]
+    created: dict[str, str]
+
+
+class _Opened:
+    """A table checked out at one version and the values memoised for that version."""
+
+    def __init__(self, table: ReadOnlyTable):
+        self.table = table
+        self.has_vector_index = any(tuple(i.columns) == ("vector",) for i in table.list_indices())
+        self._memo: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def memo(self, name: str, compute: Callable[[], T]) -> T:
+        with self._lock:
+            if name in self._memo:
+                return self._memo[name]  # type: ignore[no-any-return]
+        value = compute()
+        with self._lock:
+            self._memo[name] = value
+        return value
+
+
+class _TableCache:
+    """LRU of memory tables checked out at a version (a few data roots at most)."""
+
+    def __init__(self, size: int = 4):
+        self._size = size
+        self._items: OrderedDict[tuple[Any, ...], _Opened] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, lance_dir: Path, version: int) -> _Opened:
+        key = (str(lance_dir), version, manifest_signature(lance_dir, MEMORIES_TABLE, version))
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+                return hit
+        table = connect_read_only(lance_dir).open_table(MEMORIES_TABLE)
+        table.checkout(version)
+        opened = _Opened(table)
+        with self._lock:
+            self._items[key] = opened
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return opened
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+_TABLES = register_cache("memory_tables", _TableCache())
+
+
 @dataclass
 class MemoryReader:
-    """One read-only view of the memory index (open per call; cheap)."""
+    """One read-only view of the memory index (open per call; the table handle is shared)."""
 
     paths: MemoryPaths
     table: ReadOnlyTable
     conn: sqlite3.Connection
     meta: dict[str, str]
+    opened: _Opened | None = field(default=None, repr=False)
+    has_vector_index: bool = False
 
-    @cached_property
-    def has_vector_index(self) -> bool:
-        """True when the pinned table version carries an ANN index on ``vector``."""
-        return any(tuple(i.columns) == ("vector",) for i in self.table.list_indices())
+    def _memo(self, name: str, compute: Callable[[], T]) -> T:
+        return compute() if self.opened is None else self.opened.memo(name, compute)
+
+    def path_patterns(self) -> list[str]:
+        """Every distinct path pattern stored in this version (sorted)."""
+
+        def compute() -> list[str]:
+            column = self.table.search().select(["paths"]).limit(10_000_000).to_arrow()["paths"]
+            return sorted(p for p in pc.unique(pc.list_flatten(column)).to_pylist() if p)
+
+        return self._memo("path_patterns", compute)
+
+    def succession(self) -> Succession:
+        """The supersession graph of this version (two small scans, then memoised)."""
+
+        def compute() -> Succession:
+            rows = self.rows("succeeded_by IS NOT NULL", ("id", "succeeded_by"))
+            succ = {str(r["id"]): str(r["succeeded_by"]) for r in rows if r["succeeded_by"]}
+            created = {
+                i: str(r["created"])
+                for i, r in self.by_ids(set(succ.values()), None, ("id", "created")).items()
+            }
+            return Succession(succ, created)
+
+        return self._memo("succession", compute)
+
+    def take(self, row_ids: Iterable[int], columns: Iterable[str]) -> list[dict[str, Any]]:
+        """Rows by LanceDB row id (ids a query of this same version returned)."""
+        ids = list(row_ids)
+        if not ids:
+            return []
+        rows: list[dict[str, Any]] = self.table.take_row_ids(ids).select(list(columns)).to_list()
+        return rows
 
     def close(self) -> None:
         """Close the SQLite connection."""
@@ -116,12 +219,10 @@ def open_reader(data_root: Any = None) -> MemoryReader:
         meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM memory_meta")}
         if version is None:
             raise NotIndexed(hint, details={"command": BUILD_COMMAND})
-        db = connect_read_only(paths.lance_dir)
-        table = db.open_table(MEMORIES_TABLE)
-        table.checkout(version)
+        opened = _TABLES.get(paths.lance_dir, version)
     except (LocalMemoryError, sqlite3.Error, ValueError, FileNotFoundError) as exc:
         conn.close()
         if isinstance(exc, NotIndexed):
             raise
         raise NotIndexed(f"{hint} ({exc})", details={"command": BUILD_COMMAND}) from exc
-    return MemoryReader(paths, table, conn, meta)
+    return MemoryReader(paths, opened.table, conn, meta, opened, opened.has_vector_index)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +33,7 @@ from local_memory_shared.memory.uid import is_uid
 from .. import degradation as W
 from . import ranking
 from .filters import MemoryFilters, compile_where, python_clause
-from .reader import ROW_COLUMNS, MemoryReader, sql_in
+from .reader import ROW_COLUMNS, MemoryReader
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +45,14 @@ PHRASE_FALLBACK = FTS_PHRASE_UNSUPPORTED
 MAX_CANDIDATES = 1000
 MAX_SUCCESSOR_HOPS = 20
 #: ANN search (tables of ``ANN_MIN_ROWS``+ rows): partitions probed and the exact re-ranking depth
-#: factor; at 50,000 rows the top 30 equals the flat scan's (bench/memory_bench.py).
+#: factor. On the bench's 50,000 rows (bench/memory_latency_ab.py --data) the top 30 shares 99.6 %
+#: of the flat scan's ids (196 of 210 lists identical); 20 probes: 99.35 % for ~2 ms less.
 ANN_NPROBES = 40
 ANN_REFINE_FACTOR = 5
 
 Encode = Callable[[str], np.ndarray]
+#: Runs the full-text leg beside the vector leg (threads: LanceDB releases the GIL).
+_LEGS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-leg")
 
 
 @dataclass(frozen=True)
@@ -100,22 +104,34 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
         return _finish(reader, req, where, _browse(reader, req, where), mode, warnings, rank=False)
     depth = min(MAX_CANDIDATES, max(req.candidate_limit, (req.offset + req.limit) * 2))
     cands: dict[str, ranking.Candidate] = {}
-    if req.fulltext:
-        _fts_leg(reader, parse_fulltext(req.fulltext), where, depth, cands, warnings)
+    # The full-text leg runs in a worker thread while this one encodes the query and runs the
+    # vector leg (LanceDB releases the GIL); the legs' rows are merged here, full-text first.
+    fts = _LEGS.submit(_fts_leg, reader, parse_fulltext(req.fulltext), where, depth) if req.fulltext else None
+    vector_rows: list[dict[str, Any]] | None = None
     if req.semantic and encode is not None:
         try:
             vec = encode(req.semantic)
         except LocalMemoryError as exc:
             warnings.append(W.warn(W.EMBEDDING_UNAVAILABLE, f"({exc.message}) Full-text only."))
             if not req.fulltext:
-                _fts_leg(reader, parse_fulltext(req.semantic), where, depth, cands, warnings)
+                fts = _LEGS.submit(_fts_leg, reader, parse_fulltext(req.semantic), where, depth)
                 mode = "fulltext"
         else:
-            _vector_leg(reader, vec, where, depth, req.semantic_threshold, cands)
-    _load_rows(reader, cands)
+            vector_rows = _run_vector(reader, vec, where, depth)
+    row_ids: dict[str, int] = {}
+    if fts is not None:
+        fts_rows, fts_warnings = fts.result()
+        warnings.extend(fts_warnings)
+        _add_fts(fts_rows, cands, row_ids)
+    if vector_rows is not None:
+        _add_vector(vector_rows, req.semantic_threshold, cands, row_ids)
+    _load_rows(reader, cands, row_ids)
     ranking.fuse(cands, mode, req.weights)
+    from_legs = set(cands)
     uid_first = _uid_paste(reader, req.fulltext or req.semantic or "", where, cands)
-    out = _finish(reader, req, where, list(cands.values()), mode, warnings, rank=True)
+    # Every candidate passed ``where`` except a pasted uid's own record ("any filter aside").
+    passed = {i for i, c in cands.items() if i in from_legs or c.match_source != "uid"}
+    out = _finish(reader, req, where, list(cands.values()), mode, warnings, rank=True, passed=passed)
     if uid_first:
         firsts = [c for i in uid_first for c in out.hits if c.id == i]
         out.hits = firsts + [c for c in out.hits if c.id not in set(uid_first)]
@@ -145,53 +161,49 @@ def _fts_query(q: FullTextQuery, phrases: bool = True) -> Any:
 
 
 def _fts_leg(
-    reader: MemoryReader,
-    q: FullTextQuery,
-    where: str,
-    depth: int,
-    cands: dict[str, ranking.Candidate],
-    warnings: list[dict[str, str]],
-) -> None:
+    reader: MemoryReader, q: FullTextQuery, where: str, depth: int
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """The full-text leg's rows (id, score, row id) and its warnings."""
     if q.is_empty:
-        return
+        return [], []
     try:
-        rows = _run_fts(reader, _fts_query(q), where, depth)
+        return _run_fts(reader, _fts_query(q), where, depth), []
     except Exception as exc:  # noqa: BLE001 - an FTS index built without positions refuses phrases
         log.info("memory phrase query failed (%s); phrases match as all-words", exc)
-        warnings.append(
-            warning(PHRASE_FALLBACK, f"The full-text index has no positions ({exc}); a quoted phrase matched "
-                    "all of its words in any order. `local-memory-indexer memory rebuild` after an upgrade fixes it.")
-        )  # fmt: skip
-        rows = _run_fts(reader, _fts_query(q, phrases=False), where, depth)
+        w = warning(PHRASE_FALLBACK, f"The full-text index has no positions ({exc}); a quoted phrase matched "
+                    "all of its words in any order. `local-memory-indexer memory rebuild` after an upgrade fixes it.")  # fmt: skip
+        return _run_fts(reader, _fts_query(q, phrases=False), where, depth), [w]
+
+
+def _add_fts(
+    rows: list[dict[str, Any]], cands: dict[str, ranking.Candidate], row_ids: dict[str, int]
+) -> None:
     for rank, row in enumerate(rows, start=1):
-        score = float(row.pop("_score", 0.0))
         c = cands.setdefault(row["id"], ranking.Candidate({"id": row["id"]}))
-        c.fts_score, c.fts_rank = score, rank
+        c.fts_score, c.fts_rank = float(row.get("_score") or 0.0), rank
+        row_ids[row["id"]] = int(row["_rowid"])
 
 
 def _run_fts(reader: MemoryReader, query: Any, where: str, depth: int) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = (
         reader.table.search(query, query_type="fts")
         .where(where, prefilter=True)
-        .select(["id", "_score"])
+        .select(["id", "_score", "_rowid"])
         .limit(depth)
         .to_list()
     )
     return rows
 
 
-def _vector_leg(
-    reader: MemoryReader,
-    vec: np.ndarray,
-    where: str,
-    depth: int,
+def _add_vector(
+    rows: list[dict[str, Any]],
     threshold: float | None,
     cands: dict[str, ranking.Candidate],
+    row_ids: dict[str, int],
 ) -> None:
-    rows = _run_vector(reader, vec, where, depth)
     rank = 0
     for row in rows:
-        sim = 1.0 - float(row.pop("_distance", 1.0))
+        sim = 1.0 - float(row.get("_distance", 1.0))
         if threshold is not None and sim < threshold:
             continue
         rank += 1
@@ -199,6 +211,7 @@ def _vector_leg(
         if c is None:
             c = cands[row["id"]] = ranking.Candidate({"id": row["id"]}, match_source="vector")
         c.similarity, c.vector_rank = sim, rank
+        row_ids[row["id"]] = int(row["_rowid"])
 
 
 def _run_vector(reader: MemoryReader, vec: np.ndarray, where: str, depth: int) -> list[dict[str, Any]]:
@@ -207,7 +220,7 @@ def _run_vector(reader: MemoryReader, vec: np.ndarray, where: str, depth: int) -
             reader.table.search(vec.tolist(), vector_column_name="vector")
             .distance_type("cosine")
             .where(where, prefilter=True)
-            .select(["id", "_distance"])
+            .select(["id", "_distance", "_rowid"])
             .limit(depth)
         )
 
@@ -223,9 +236,9 @@ def _run_vector(reader: MemoryReader, vec: np.ndarray, where: str, depth: int) -
     return rows
 
 
-def _load_rows(reader: MemoryReader, cands: dict[str, ranking.Candidate]) -> None:
-    """The legs return ids and scores only; one look-up fetches the rows of the union."""
-    rows = reader.by_ids(cands, columns=[*ROW_COLUMNS, "vector"])
+def _load_rows(reader: MemoryReader, cands: dict[str, ranking.Candidate], row_ids: dict[str, int]) -> None:
+    """The legs return ids, scores and row ids only; one take fetches the rows of the union."""
+    rows = {r["id"]: r for r in reader.take((row_ids[c] for c in cands), [*ROW_COLUMNS, "vector"])}
     for cid, c in list(cands.items()):
         if cid in rows:
             c.row = rows[cid]
@@ -265,6 +278,7 @@ def _finish(
     warnings: list[dict[str, str]],
     *,
     rank: bool,
+    passed: set[str] | None = None,
 ) -> SearchAnswer:
     f = req.filters
     live = reader.live_hits(c.id for c in cands)
@@ -272,7 +286,7 @@ def _finish(
         if c.id in live:
             c.row["hits"], c.row["last_hit"] = live[c.id]
     path_matched = {c.id for c in cands if f.path and matches_any_pattern(f.path, c.row.get("paths") or ())}
-    ranking.score(cands, path_matched)
+    ranking.score(cands, path_matched, req.weights if rank and mode == "hybrid" else None, f.as_of or f.now)
     sort = (
         f.sort
         if (rank or f.sort != "relevance")
@@ -281,7 +295,8 @@ def _finish(
     cands.sort(key=lambda c: ranking.order_key(c, sort))
     superseded: list[dict[str, str]] = []
     if not f.include_superseded and f.status != "superseded":
-        cands = _fold_superseded(reader, f, where, cands, superseded, path_matched)
+        known = {c.id for c in cands} if passed is None else passed
+        cands = _fold_superseded(reader, f, where, cands, superseded, path_matched, known)
     cands = _collapse(cands)
     return SearchAnswer(cands, mode, len(cands), superseded, warnings)
 
@@ -298,17 +313,21 @@ def _fold_superseded(
     cands: list[ranking.Candidate],
     hidden: list[dict[str, str]],
     path_matched: set[str],
+    passed: set[str],
 ) -> list[ranking.Candidate]:
-    """Replace each superseded hit with its newest visible successor, at the better position."""
-    successors = _newest_successors(
-        reader, {c.id: c.row["succeeded_by"] for c in cands if c.row.get("succeeded_by")}, where
-    )
-    if not successors:
+    """Replace each superseded hit with its newest visible successor, at the better position.
+
+    The supersession graph is memoised per index version (``reader.succession``); ``passed``
+    holds the candidates known to pass ``where``; one query (none when every successor is such a
+    candidate) tells which other successors pass it and brings their rows.
+    """
+    firsts = {c.id: c.row["succeeded_by"] for c in cands if c.row.get("succeeded_by")}
+    if not firsts:
         return cands
+    graph = reader.succession()
     present = {c.id: c for c in cands}
-    held = _created_of(
-        reader, [c.row["succeeded_by"] for c in cands if successors.get(c.id, c.id) is None], f.as_of
-    )
+    successors, rows = _newest_successors(reader, graph.succeeded_by, firsts, where, passed)
+    held = graph.created if f.as_of else {}
     out: list[ranking.Candidate] = []
     placed: dict[str, ranking.Candidate] = {}
     for c in cands:
@@ -327,50 +346,42 @@ def _fold_superseded(
         hidden.append({"id": c.id, "succeeded_by": succ})
         s = placed.get(succ)
         if s is None:
-            s = present.get(succ) or _candidate(reader, succ, path_matched)
+            s = present.get(succ) or _candidate(rows[succ], path_matched, f.as_of or f.now)
             placed[succ] = s
             out.append(s)
         s.replaces.append(c.id)
     return out
 
 
-def _created_of(reader: MemoryReader, ids: list[str], as_of: str | None) -> dict[str, str]:
-    """``created`` of the successors of hidden records (only with ``as_of``: was the old one current then?)."""
-    if not as_of or not ids:
-        return {}
-    return {i: str(r["created"]) for i, r in reader.by_ids(ids, columns=("id", "created")).items()}
-
-
-def _newest_successors(reader: MemoryReader, firsts: dict[str, str], where: str) -> dict[str, str | None]:
-    """``id -> newest successor passing where`` (None: the first one does not), one query per hop level."""
-    if not firsts:
-        return {}
-    visible: dict[str, str | None] = {}  # id passing ``where`` -> its own succeeded_by
-    seen: set[str] = set()
-    frontier = set(firsts.values())
-    for _ in range(MAX_SUCCESSOR_HOPS):
-        if not frontier:
-            break
-        seen |= frontier
-        rows = reader.by_ids(sorted(frontier), where, ("id", "succeeded_by"))
-        visible.update({i: r.get("succeeded_by") for i, r in rows.items()})
-        frontier = {s for s in (r.get("succeeded_by") for r in rows.values()) if s and s not in seen}
-    out: dict[str, str | None] = {}
+def _newest_successors(
+    reader: MemoryReader, graph: dict[str, str], firsts: dict[str, str], where: str, passed: set[str]
+) -> tuple[dict[str, str | None], dict[str, dict[str, Any]]]:
+    """``id -> newest successor passing where`` (None: the first one does not) and the rows of the
+    visible successors outside ``passed`` (one query over the chain members outside it, if any)."""
+    chains: dict[str, list[str]] = {}
     for cid, first in firsts.items():
+        chain: list[str] = []
         current: str | None = first
+        while current and len(chain) < MAX_SUCCESSOR_HOPS and current not in chain:
+            chain.append(current)
+            current = graph.get(current)
+        chains[cid] = chain
+    members = sorted({m for chain in chains.values() for m in chain} - passed)
+    rows = reader.by_ids(members, where, [*ROW_COLUMNS, "vector"])
+    out: dict[str, str | None] = {}
+    for cid, chain in chains.items():
         best: str | None = None
-        for _ in range(MAX_SUCCESSOR_HOPS):
-            if not current or current not in visible:
+        for m in chain:
+            if m not in rows and m not in passed:
                 break
-            best, current = current, visible[current]
+            best = m
         out[cid] = best
-    return out
+    return out, rows
 
 
-def _candidate(reader: MemoryReader, uid: str, path_matched: set[str]) -> ranking.Candidate:
-    row = reader.rows(sql_in("id", [uid]), [*ROW_COLUMNS, "vector"])[0]
+def _candidate(row: dict[str, Any], path_matched: set[str], now: str) -> ranking.Candidate:
     c = ranking.Candidate(row, match_source="successor")
-    ranking.score([c], path_matched)
+    ranking.score([c], path_matched, now=now)
     return c
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from local_memory_shared.config import Settings
+from local_memory_shared.config import Settings, load_memory_settings
 from local_memory_shared.errors import InvalidArgument, NotFound
 from local_memory_shared.memory.model import KINDS, STATUSES, canonical_time, project_for_cwd, project_slug
 from local_memory_shared.memory.query import (
     compile_tree,
+    ignored_area,
     parse_meta_predicate,
     parse_select,
     parse_temporal,
@@ -150,6 +151,13 @@ def memory_search(p: MemorySearchParams, settings: Settings) -> ToolOutput:
     """The ``memory_search`` tool."""
     req = build_request(p, settings)
     sel = parse_select(p.select, RESULT_FIELDS)
+    area = ignored_area(p.path, load_memory_settings().ignored_areas) if p.path else None
+    if area is not None:  # seed 000: a path inside a capture-ignored product area answers nothing
+        return ToolOutput(
+            results=[],
+            extra={"total": 0, "limit": req.limit, "offset": req.offset, "next_offset": None, "has_more": False,
+                   "mode": req.mode, "superseded": [], "ignored_area": area},
+        )  # fmt: skip
     with open_reader(settings.data_root) as reader:
         answer = search(reader, req, make_encoder(reader, settings))
         results, next_offset = page(answer.hits, req.offset, req.limit, sel, p.explain)

@@ -4,7 +4,7 @@ output formats. The searcher compiles them to LanceDB ``where`` clauses or evalu
 """
 
 from .fulltext import FullTextQuery, Term, fts5_seed000, parse_fulltext
-from .globs import glob_match, matches_any_pattern
+from .globs import glob_match, ignored_area, matches_any_pattern
 from .meta import meta_contains
 from .metapath import MetaPredicate, parse_meta_predicate
 from .select import Selection, apply_selection, parse_select, render, utf16_len, utf16_slice
@@ -20,6 +20,7 @@ __all__ = [
     "TreeFilter",
     "apply_selection",
     "compile_tree",
+    "ignored_area",
     "fts5_seed000",
     "glob_match",
     "matches_any_pattern",

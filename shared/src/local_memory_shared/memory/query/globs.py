@@ -48,3 +48,14 @@ def glob_match(pattern: str, path: str) -> bool:
 def matches_any_pattern(path: str, patterns: Iterable[str]) -> bool:
     """Seed 000's ``matchesAnyPattern``."""
     return any(glob_match(p, path) for p in patterns if p)
+
+
+def ignored_area(path: str, areas: Iterable[str]) -> str | None:
+    """The first capture-ignored area ``path`` lies inside (seed 000: a search there answers
+    nothing), or None. An area is a folder (``vendor``) or a glob (``apps/*/generated``); inside
+    means the path matches it or lies below what it matches."""
+    for area in areas:
+        area = area.strip()
+        if area and (glob_match(area, path) or glob_match(area.rstrip("/") + "/**", path)):
+            return area
+    return None
