@@ -74,12 +74,18 @@ def _ports(n: int) -> list[int]:
 
 
 @contextlib.contextmanager
-def s3_server(workdir: Path, bucket: str = BUCKET) -> Iterator[S3Server]:
-    """Start ``weed mini`` with its data in ``workdir``; stop it (and its children) on exit."""
+def s3_server(workdir: Path, bucket: str = BUCKET, *, auth: bool = True) -> Iterator[S3Server]:
+    """Start ``weed mini`` with its data in ``workdir``; stop it (and its children) on exit.
+
+    With ``auth`` the gateway checks every request's signature against the test key; without,
+    it accepts any (a proxy that rewrites signed headers needs that).
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     s3, master, filer, volume, admin = _ports(5)
     log = workdir / "weed.log"
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    if auth:
+        env.update(AWS_ACCESS_KEY_ID=ACCESS_KEY, AWS_SECRET_ACCESS_KEY=SECRET_KEY)
     cmd = [
         weed_binary(),
         "mini",
@@ -130,3 +136,56 @@ def _wait_ready(endpoint: str, bucket: str, proc: subprocess.Popen[bytes], log: 
             pass
         time.sleep(0.1)
     raise RuntimeError(f"weed mini did not answer within 60 s: {log.read_text()[-2000:]}")
+
+
+@contextlib.contextmanager
+def ignoring_conditional_writes(endpoint: str) -> Iterator[str]:
+    """A loopback proxy in front of ``endpoint`` that drops ``If-None-Match`` / ``If-Match``.
+
+    It plays an S3-compatible store that ignores conditional writes (as some did before 2024),
+    the store the indexer's startup check must refuse. Returns the proxy's endpoint.
+    """
+    import http.client
+    import http.server
+    import threading
+    from urllib.parse import urlsplit
+
+    upstream = urlsplit(endpoint)
+    dropped = {"if-none-match", "if-match"}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+            return
+
+        def _forward(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else None
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in dropped}
+            conn = http.client.HTTPConnection(upstream.hostname, upstream.port, timeout=30)
+            try:
+                conn.request(self.command, self.path, body=body, headers=headers)
+                resp = conn.getresponse()
+                data = resp.read()
+                self.send_response(resp.status, resp.reason)
+                for k, v in resp.getheaders():
+                    if k.lower() not in ("transfer-encoding", "content-length", "connection"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+            finally:
+                conn.close()
+
+        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward  # noqa: N815
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS
 from local_memory_shared.errors import StoreError
-from local_memory_shared.lance_location import LanceLocation, check_conditional_writes
+from local_memory_shared.lance_location import LanceLocation
 from local_memory_shared.schema import (
     CHUNKS_TABLE,
     FTS_COLUMN,
@@ -28,6 +28,8 @@ from local_memory_shared.schema import (
     ChunkRecord,
     chunk_arrow_schema,
 )
+
+from .remote import check_conditional_writes
 
 log = logging.getLogger(__name__)
 

@@ -15,28 +15,20 @@ Credentials and endpoint come from the standard variables (``AWS_ACCESS_KEY_ID``
 ``AWS_DEFAULT_REGION``; an ``http://`` endpoint sets ``allow_http``), plus any LanceDB storage
 option as JSON in ``LOCAL_MEMORY_LANCE_STORAGE_OPTIONS`` (Google / Azure keys, timeouts…).
 
-LanceDB commits a version on S3 with a conditional PUT (``If-None-Match``); a store that ignores
-it would let two committers overwrite each other's manifest. :func:`check_conditional_writes`
-proves the store honours it before the indexer writes, and refuses it otherwise with the fix
-(``s3+ddb://bucket/prefix?ddbTableName=…``: LanceDB's DynamoDB commit table).
+LanceDB commits a version on S3 with a conditional PUT (``If-None-Match``); the indexer checks
+that the store honours it before it writes (``local_memory_indexer.remote``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import shutil
-import threading
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from .config import storage_options_from_env
-from .errors import StoreError
-
-_CHECKED: set[str] = set()
-_CHECK_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -94,47 +86,6 @@ def lance_location(
     uri = _join(lance_uri, f"projects/{project_dir.name}/{local.name}")
     opts = storage_options_from_env() if options is None else options
     return LanceLocation(local, uri, tuple(sorted(opts.items())))
-
-
-def check_conditional_writes(location: LanceLocation) -> None:
-    """Refuse a store that ignores conditional PUTs (once per store root and process).
-
-    Two handles of one probe table both append from the same version: a store that honours
-    ``If-None-Match`` makes the second commit conflict, and LanceDB retries it on top of the
-    first (2 rows); a store that ignores it lets the second overwrite the first (1 row).
-    ``s3+ddb`` commits through DynamoDB instead and is not probed.
-    """
-    if location.uri is None or location.uri.startswith("s3+ddb://"):
-        return
-    parts = urlsplit(location.uri)
-    root = urlunsplit(parts._replace(path=parts.path.split("/projects/")[0]))
-    with _CHECK_LOCK:
-        if root in _CHECKED:
-            return
-    probe = LanceLocation(location.local, _join(root, f"_commit_probe/{uuid.uuid4().hex}"), location.options)
-    import pyarrow as pa
-
-    try:
-        db = probe.connect()
-        first = db.create_table("probe", data=pa.table({"n": [0]}))
-        second = db.open_table("probe")
-        first.add(pa.table({"n": [1]}))
-        second.add(pa.table({"n": [2]}))
-        rows = int(db.open_table("probe").count_rows())
-    except Exception as exc:  # lancedb raises a zoo of types; map them all at the boundary
-        raise StoreError(f"cannot write to the LanceDB store {root}: {exc}") from exc
-    finally:
-        with contextlib.suppress(Exception):
-            probe.connect().drop_table("probe")
-    if rows != 3:
-        raise StoreError(
-            f"the object store at {root} ignores conditional writes (If-None-Match): two committers "
-            f"racing on one table would lose data ({rows} of 3 probe rows survived). Use LanceDB's "
-            "DynamoDB commit table: LOCAL_MEMORY_LANCE_URI=s3+ddb://BUCKET/PREFIX?ddbTableName=TABLE",
-            details={"store": root, "probe_rows": rows, "fix": "s3+ddb://BUCKET/PREFIX?ddbTableName=TABLE"},
-        )
-    with _CHECK_LOCK:
-        _CHECKED.add(root)
 
 
 def _join(uri: str, sub: str) -> str:
