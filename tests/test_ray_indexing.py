@@ -24,8 +24,9 @@ from local_memory_search.store import clear_caches
 from local_memory_search.tools import call_tool
 from local_memory_shared.config import load_settings
 from local_memory_shared.embedding import embedder_from_settings
-from s3_server import S3Server, s3_server
 from search_support import env, write_project
+
+from bench.s3_server import S3Server, s3_server
 
 QUERIES = ["connection pool retry", "tokenize source text", "LRU cache eviction", "open a socket"]
 

@@ -26,8 +26,9 @@ from local_memory_shared.config import load_settings
 from local_memory_shared.errors import InvalidArgument, StoreError
 from local_memory_shared.lance_location import lance_location
 from local_memory_shared.paths import project_paths
-from s3_server import S3Server, ignoring_conditional_writes, s3_server
 from search_support import env, index
+
+from bench.s3_server import S3Server, ignoring_conditional_writes, s3_server
 
 #: The tools that read LanceDB, with arguments; ``{chunk}`` / ``{file}`` are filled from a first search.
 TOOL_CALLS: list[tuple[str, dict[str, Any]]] = [

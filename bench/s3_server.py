@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,13 +146,25 @@ def ignoring_conditional_writes(endpoint: str) -> Iterator[str]:
     It plays an S3-compatible store that ignores conditional writes (as some did before 2024),
     the store the indexer's startup check must refuse. Returns the proxy's endpoint.
     """
+    with s3_proxy(endpoint, drop_conditions=True) as (proxy, _):
+        yield proxy
+
+
+@contextlib.contextmanager
+def s3_proxy(endpoint: str, *, drop_conditions: bool = False) -> Iterator[tuple[str, Counter[str]]]:
+    """A loopback proxy in front of ``endpoint`` counting requests by method (``GET``, ``PUT``…).
+
+    The counter is live: read it before and after an operation to count that operation's requests.
+    """
     import http.client
     import http.server
     import threading
     from urllib.parse import urlsplit
 
     upstream = urlsplit(endpoint)
-    dropped = {"if-none-match", "if-match"}
+    dropped = {"if-none-match", "if-match"} if drop_conditions else set()
+    counts: Counter[str] = Counter()
+    lock = threading.Lock()
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -160,6 +173,8 @@ def ignoring_conditional_writes(endpoint: str) -> Iterator[str]:
             return
 
         def _forward(self) -> None:
+            with lock:
+                counts[self.command] += 1
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else None
             headers = {k: v for k, v in self.headers.items() if k.lower() not in dropped}
@@ -185,7 +200,7 @@ def ignoring_conditional_writes(endpoint: str) -> Iterator[str]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"http://127.0.0.1:{server.server_address[1]}", counts
     finally:
         server.shutdown()
         server.server_close()
