@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from local_memory_indexer.pipeline import index_project
 from local_memory_indexer.remote import check_conditional_writes
 from local_memory_search.store import clear_caches
 from local_memory_search.tools import call_tool
@@ -246,3 +247,40 @@ def test_a_malformed_lance_uri_is_an_invalid_argument_naming_the_variable() -> N
     with env(LOCAL_MEMORY_LANCE_URI="s3+ddb://bucket/org/?ddbTableName=commits"):
         uri = lance_location(Path("/d/projects/k-1"), "lance.2", load_settings().lance_uri).uri
     assert uri == "s3+ddb://bucket/org/projects/k-1/lance.2?ddbTableName=commits"
+
+
+def test_rebuild_beside_and_delete_work_on_the_store(s3: S3Server, tmp_path: Path) -> None:
+    from local_memory_indexer.projects import delete_project_index
+
+    project = _write_files(tmp_path / "proj", "gamma", 4)
+    data = tmp_path / "data"
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(data), **s3.env("rebuild")):
+        settings = load_settings()
+        index_project(project, settings=settings)
+        summary = index_project(project, settings=settings, rebuild=True)
+        clear_caches()
+        answer = call_tool("search_keyword", {"query": "gamma", "project_path": str(project)})
+        clear_caches()
+        pdir = project_paths(data, project).dir
+        rebuilt = lance_location(pdir, "lance.1", settings.lance_uri)
+        assert summary.chunks_total == 4 and answer["results"] and not answer["warnings"]
+        assert "chunks" in rebuilt.connect().list_tables().tables  # built beside, on the store
+        prefix = f"rebuild/projects/{pdir.name}/"
+        assert {k.split("/")[3] for k in _objects(s3, prefix)} == {"lance", "lance.1"}
+        delete_project_index(settings, project)
+    # Every object is gone (weed still lists the emptied "folders" as prefixes; S3 has none).
+    assert _objects(s3, prefix) == [] and not pdir.exists()
+
+
+def _objects(s3: S3Server, prefix: str) -> list[str]:
+    import boto3
+
+    client = boto3.client(
+        "s3",
+        endpoint_url=s3.endpoint,
+        aws_access_key_id=s3.env("")["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=s3.env("")["AWS_SECRET_ACCESS_KEY"],
+        region_name="us-east-1",
+    )
+    pages = client.get_paginator("list_objects_v2").paginate(Bucket=s3.bucket, Prefix=prefix)
+    return [o["Key"] for page in pages for o in page.get("Contents", [])]
