@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -90,7 +91,11 @@ class RayEmbedder(Embedder):
         self._ray = ray
         self._started = False
         if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            with warnings.catch_warnings():
+                # Ray starts its processes with fork + exec; lance's before-fork hook warns on any fork.
+                warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
+                warnings.filterwarnings("ignore", "lancedb fork support is experimental", RuntimeWarning)
+                ray.init(address=address, include_dashboard=False, log_to_driver=False)
             self._started = True
         cpus = int(ray.cluster_resources().get("CPU", 1))
         count = actors if actors is not None else max(1, cpus - 1)
