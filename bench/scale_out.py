@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -89,21 +90,19 @@ def _texts(project: Path, limit: int) -> list[str]:
     return out[:limit]
 
 
-def bench_embed(texts: list[str]) -> dict[str, Any]:
+def bench_embed(texts: list[str], rounds: int) -> dict[str, Any]:
+    """Serial (1 / 2 ONNX threads) vs Ray (1 / 2 actors of 1 thread), all loaded first, then
+    ``rounds`` interleaved rounds in rotating order; the median of each is reported."""
     import ray
     from local_memory_indexer.distributed import RayEmbedder
     from local_memory_shared.config import load_settings
     from local_memory_shared.embedding import embedder_from_settings
 
-    out: dict[str, Any] = {"texts": len(texts)}
+    out: dict[str, Any] = {"texts": len(texts), "rounds": rounds}
+    configs: dict[str, Any] = {}
     for threads in (1, 2):
         with _env(LOCAL_MEMORY_EMBED_THREADS=str(threads)):
-            emb = embedder_from_settings(load_settings())
-            emb.embed_documents(texts[:8])  # model load + warm-up outside the timing
-            start = time.perf_counter()
-            emb.embed_documents(texts)
-            out[f"serial_{threads}t_chunks_per_s"] = round(len(texts) / (time.perf_counter() - start), 1)
-            emb.close()
+            configs[f"serial_{threads}t"] = embedder_from_settings(load_settings())
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
@@ -112,14 +111,22 @@ def bench_embed(texts: list[str]) -> dict[str, Any]:
     try:
         for actors in (1, 2):
             start = time.perf_counter()
-            remote = RayEmbedder(actors=actors)
-            remote.embed_documents(texts[:8])
+            configs[f"ray_{actors}a"] = RayEmbedder(actors=actors)
             out[f"ray_{actors}a_start_s"] = round(time.perf_counter() - start, 2)
-            start = time.perf_counter()
-            remote.embed_documents(texts)
-            out[f"ray_{actors}a_chunks_per_s"] = round(len(texts) / (time.perf_counter() - start), 1)
-            remote.close()
+        for emb in configs.values():
+            emb.embed_documents(texts[:8])  # model load + warm-up outside the timing
+        rates: dict[str, list[float]] = {name: [] for name in configs}
+        names = list(configs)
+        for r in range(rounds):
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                start = time.perf_counter()
+                configs[name].embed_documents(texts)
+                rates[name].append(len(texts) / (time.perf_counter() - start))
+        for name, values in rates.items():
+            out[f"{name}_chunks_per_s"] = round(statistics.median(values), 1)
     finally:
+        for emb in configs.values():
+            emb.close()
         ray.shutdown()
     return out
 
@@ -309,7 +316,7 @@ def run(quick: bool, only: set[str] | None = None) -> dict[str, Any]:
         with s3_server(work / "s3") as server:
             s3_env = server.env("bench")
             steps: list[tuple[str, Callable[[], Any]]] = [
-                ("embed", lambda: bench_embed(_texts(project, 200 if quick else 600))),
+                ("embed", lambda: bench_embed(_texts(project, 100 if quick else 400), 2 if quick else 3)),
                 ("index", lambda: bench_index(project, work, s3_env)),
                 ("query", lambda: bench_query(project, work, s3_env, 2 if quick else 4)),
                 ("requests", lambda: bench_requests(project, work, s3_env)),
