@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 SLICE = 96
 #: Slices in flight per actor: one running, one queued, so an actor never waits for the driver.
 IN_FLIGHT_PER_ACTOR = 2
+#: Seconds the actors may take to be placed and load their model.
+START_TIMEOUT = 180.0
 #: Environment variables that choose the embedding model; actors build their embedder from them.
 EMBED_ENV = (
     "EMBED_BACKEND",
@@ -105,10 +107,13 @@ class RayEmbedder(Embedder):
         worker = ray.remote(num_cpus=threads)(_EmbedWorker)
         self._actors = [worker.remote(env, threads) for _ in range(count)]
         try:
-            described = ray.get([a.describe.remote() for a in self._actors])
-        except Exception as exc:  # a worker that cannot load the model: the run cannot embed
+            described = ray.get([a.describe.remote() for a in self._actors], timeout=START_TIMEOUT)
+        except Exception as exc:  # a worker that cannot load the model, or no CPU free to place it
             self.close()
-            raise EmbeddingError(f"Ray embedding workers failed to start: {exc}") from exc
+            raise EmbeddingError(
+                f"{count} Ray embedding worker(s) of {threads} CPU each did not start within "
+                f"{START_TIMEOUT:.0f} s (the cluster has {cpus} CPU(s); fewer --ray-actors?): {exc}"
+            ) from exc
         self.backend, self.model, self._dimension = described[0]
         log.info("embedding on %d Ray actor(s) (%s/%s)", count, self.backend, self.model)
 
