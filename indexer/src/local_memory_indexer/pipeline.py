@@ -44,6 +44,7 @@ from local_memory_shared.config import Settings, load_settings
 from local_memory_shared.embedding import embedder_from_settings
 from local_memory_shared.embedding.base import Embedder
 from local_memory_shared.errors import IndexLocked, ProvenanceMismatch
+from local_memory_shared.lance_location import LanceLocation, lance_location
 from local_memory_shared.paths import ProjectPaths, project_paths
 from local_memory_shared.schema import SCHEMA_VERSION, ChunkRecord, definition_terms
 from local_memory_shared.state import read_index_meta, utc_now
@@ -239,7 +240,7 @@ def index_project(
             side: sqlite3.Connection | None = None
             try:
                 main = StateWriter(conn, str(paths.project_path), paths.key)
-                clean_leftovers(paths, main, KEEP_VERSIONS_FOR.total_seconds())
+                clean_leftovers(paths, main, KEEP_VERSIONS_FOR.total_seconds(), settings.lance_uri)
                 if rebuild and main.published() is not None:
                     side = open_state_rw(side_db(paths), reset=True)
                 run = _Run(paths, settings, embedder, progress, cancel, conn, side)
@@ -374,6 +375,10 @@ class _Run:
         self.lance_name = next_lance_name(paths) if self.beside else self.main.lance_name()
         self.cache = EmbedCache(self.main, embedder)
 
+    def _location(self, name: str) -> LanceLocation:
+        """The LanceDB database ``name`` of this project (a folder, or on the object store)."""
+        return lance_location(self.paths.dir, name, self.settings.lance_uri)
+
     def _check_provenance(self, rebuild: bool) -> None:
         meta = read_index_meta(self.conn, self.project)
         wanted = (self.embedder.backend, self.embedder.model, self.embedder.dimension)
@@ -386,7 +391,7 @@ class _Run:
             )
         if rebuild and not self.beside:
             # Nothing was published yet, or the state DB was reset (another schema build).
-            remove_lance_dir(self.paths.dir / self.lance_name)
+            remove_lance_dir(self._location(self.lance_name))
         self.state.register(*wanted)
         if self.beside:
             self.main.set_status("indexing")
@@ -406,7 +411,7 @@ class _Run:
         interrupted = not self.beside and last is not None and last.outcome not in ("done", "cancelled")
         run_id = self.main.begin_run("rebuild" if rebuild else "full" if full else "index")
         try:
-            store = ChunkStore(self.paths.dir / self.lance_name, self.embedder.dimension)
+            store = ChunkStore(self._location(self.lance_name), self.embedder.dimension)
             self._execute(store, full or rebuild, interrupted, summary, _Timer(summary, self.progress))
             if self.beside:
                 swap_in(self.main, self.state.conn, self.lance_name)

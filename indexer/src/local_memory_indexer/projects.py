@@ -9,6 +9,7 @@ from typing import Any
 from local_memory_shared import catalog
 from local_memory_shared.config import Settings
 from local_memory_shared.errors import NotIndexed
+from local_memory_shared.lance_location import lance_location
 from local_memory_shared.paths import ProjectPaths, project_key
 
 from .pipeline import writer_lock
@@ -27,7 +28,9 @@ def delete_project_index(settings: Settings, project_path: str | Path) -> dict[s
     if not paths.dir.exists():
         raise NotIndexed(f"{resolved} has no index under {settings.data_root}", field="project_path")
     with writer_lock(paths):
-        shutil.rmtree(paths.lance_dir, ignore_errors=True)
+        for child in sorted(paths.dir.glob("lance*")):
+            if child.is_dir():  # the database, or with an object-store root its marker + remote data
+                lance_location(paths.dir, child.name, settings.lance_uri).remove()
         for suffix in ("", "-wal", "-shm"):
             Path(str(paths.state_db) + suffix).unlink(missing_ok=True)
     shutil.rmtree(paths.dir, ignore_errors=True)

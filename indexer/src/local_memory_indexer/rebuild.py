@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import logging
 import re
-import shutil
 import sqlite3
 import time
 from pathlib import Path
 
+from local_memory_shared.lance_location import lance_location
 from local_memory_shared.paths import ProjectPaths
 
 from .state_writer import StateWriter
@@ -65,8 +65,14 @@ def remove_side_db(paths: ProjectPaths) -> None:
         Path(str(side_db(paths)) + suffix).unlink(missing_ok=True)
 
 
-def clean_leftovers(paths: ProjectPaths, main: StateWriter, grace_seconds: float) -> list[str]:
-    """Delete what killed rebuilds left and retired folders no reader can hold; names removed."""
+def clean_leftovers(
+    paths: ProjectPaths, main: StateWriter, grace_seconds: float, lance_uri: str | None = None
+) -> list[str]:
+    """Delete what killed rebuilds left and retired folders no reader can hold; names removed.
+
+    With an object-store root (``lance_uri``) each local folder is the marker of a remote
+    database of the same name, and both are deleted.
+    """
     remove_side_db(paths)
     current = main.lance_name()
     cutoff = time.time() - grace_seconds
@@ -76,7 +82,7 @@ def clean_leftovers(paths: ProjectPaths, main: StateWriter, grace_seconds: float
     removed = []
     for child in sorted(paths.dir.iterdir()):
         if _LANCE_NAME.match(child.name) and child.is_dir() and child.name not in keep | {current}:
-            shutil.rmtree(child, ignore_errors=True)
+            lance_location(paths.dir, child.name, lance_uri).remove()
             removed.append(child.name)
     with main.txn():
         main.conn.execute("DELETE FROM retired_stores WHERE retired_at <= ?", (cutoff,))

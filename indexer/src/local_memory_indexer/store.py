@@ -16,11 +16,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS
 from local_memory_shared.errors import StoreError
+from local_memory_shared.lance_location import LanceLocation
 from local_memory_shared.schema import (
     CHUNKS_TABLE,
     FTS_COLUMN,
@@ -28,6 +28,8 @@ from local_memory_shared.schema import (
     ChunkRecord,
     chunk_arrow_schema,
 )
+
+from .remote import check_conditional_writes
 
 log = logging.getLogger(__name__)
 
@@ -47,21 +49,27 @@ def _sql_str(value: str) -> str:
 class ChunkStore:
     """LanceDB ``chunks`` table of one project, opened for writing."""
 
-    def __init__(self, lance_dir: Path, dimension: int):
-        self.lance_dir = lance_dir
+    def __init__(self, location: LanceLocation | Path, dimension: int):
+        if isinstance(location, Path):
+            location = LanceLocation(location)
+        self.location = location
+        self.lance_dir = location.local
         self.dimension = dimension
         #: True when this open found no table and created an empty one.
         self.created = False
+        # On an object store this proves conditional commits work before anything is written.
+        check_conditional_writes(location)
         try:
-            lance_dir.mkdir(parents=True, exist_ok=True)
-            self.db = lancedb.connect(str(lance_dir))
+            # Local: the database itself; remote: the marker the rebuild bookkeeping lists.
+            location.local.mkdir(parents=True, exist_ok=True)
+            self.db = location.connect()
             if CHUNKS_TABLE in self.db.list_tables().tables:
                 self.table = self.db.open_table(CHUNKS_TABLE)
             else:
                 self.table = self.db.create_table(CHUNKS_TABLE, schema=chunk_arrow_schema(dimension))
                 self.created = True
         except Exception as exc:  # lancedb raises a zoo of types; map them all at the boundary
-            raise StoreError(f"cannot open LanceDB at {lance_dir}: {exc}") from exc
+            raise StoreError(f"cannot open LanceDB at {location}: {exc}") from exc
 
     @property
     def version(self) -> int:
@@ -174,9 +182,12 @@ class ChunkStore:
             log.warning("pruning old LanceDB versions failed: %s", exc)
 
 
-def remove_lance_dir(lance_dir: Path) -> None:
-    """Delete a project's LanceDB folder entirely."""
-    shutil.rmtree(lance_dir, ignore_errors=True)
+def remove_lance_dir(lance_dir: LanceLocation | Path) -> None:
+    """Delete a project's LanceDB database entirely (on the object store too)."""
+    if isinstance(lance_dir, LanceLocation):
+        lance_dir.remove()
+    else:
+        shutil.rmtree(lance_dir, ignore_errors=True)
 
 
 def _sub_vectors(dimension: int) -> int:

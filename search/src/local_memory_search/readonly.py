@@ -11,8 +11,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import lancedb
 from local_memory_shared.errors import ReadOnlyViolation, StoreError
+from local_memory_shared.lance_location import LanceLocation
 
 log = logging.getLogger(__name__)
 
@@ -159,11 +159,14 @@ class ReadOnlyDB:
         return self.open_table(name)
 
 
-def connect_read_only(lance_dir: Path) -> ReadOnlyDB:
-    """Connect to an existing LanceDB folder; never creates it (``lancedb.connect`` would)."""
-    if not lance_dir.is_dir():
+def connect_read_only(lance_dir: Path | LanceLocation) -> ReadOnlyDB:
+    """Connect to an existing LanceDB folder (never creating it, as ``lancedb.connect`` would) or
+    to a database on an object store (where connecting creates nothing)."""
+    if isinstance(lance_dir, Path):
+        lance_dir = LanceLocation(lance_dir)
+    if not lance_dir.remote and not lance_dir.local.is_dir():
         raise StoreError(f"LanceDB folder {lance_dir} does not exist")
     try:
-        return ReadOnlyDB(lancedb.connect(str(lance_dir), read_consistency_interval=None))
+        return ReadOnlyDB(lance_dir.connect(read_consistency_interval=None))
     except Exception as exc:  # lancedb raises many unrelated types; map them at the boundary
         raise StoreError(f"cannot open LanceDB at {lance_dir}: {exc}") from exc

@@ -22,6 +22,7 @@ from typing import Any
 
 from local_memory_shared.config import Settings, load_settings
 from local_memory_shared.errors import NotIndexed, StoreError
+from local_memory_shared.lance_location import LanceLocation, lance_location
 from local_memory_shared.paths import ProjectPaths, project_paths
 from local_memory_shared.schema import (
     CHUNK_FIELDS,
@@ -79,8 +80,12 @@ class _TableCache:
         self._items: OrderedDict[tuple[Any, ...], _OpenTable] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, lance_dir: Path, version: int) -> _OpenTable:
-        key = (str(lance_dir), version, manifest_signature(lance_dir, CHUNKS_TABLE, version))
+    def get(self, lance_dir: LanceLocation, version: int, identity: str = "") -> _OpenTable:
+        # Remote: no cheap manifest stat, so the index's identity (its creation time) stands in.
+        signature = (
+            identity if lance_dir.remote else manifest_signature(lance_dir.local, CHUNKS_TABLE, version)
+        )
+        key = (str(lance_dir), version, signature)
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
@@ -114,7 +119,7 @@ def manifest_signature(lance_dir: Path, table: str, version: int) -> tuple[int, 
     return None
 
 
-def _open_table(lance_dir: Path, version: int) -> _OpenTable:
+def _open_table(lance_dir: LanceLocation, version: int) -> _OpenTable:
     db = connect_read_only(lance_dir)
     try:
         table = db.open_table(CHUNKS_TABLE)
@@ -160,6 +165,11 @@ class IndexReader:
     def lance_dir(self) -> Path:
         """The LanceDB folder the published version lives in (a ``--rebuild`` builds a new one)."""
         return self.paths.dir / Path(self.project_row.lance_dir or "lance").name
+
+    @property
+    def lance_location(self) -> LanceLocation:
+        """Where the published LanceDB database is: that folder, or on the object store."""
+        return lance_location(self.paths.dir, self.lance_dir.name, self.settings.lance_uri)
 
     @property
     def lance_ok(self) -> bool:
@@ -367,12 +377,13 @@ def _open_lance(reader: IndexReader) -> None:
         reader.lance_state = "unpublished"
         return
     reader.version = int(version)
-    if not reader.lance_dir.is_dir():
+    location = reader.lance_location
+    if not location.remote and not reader.lance_dir.is_dir():
         reader.lance_state = "missing"
         reader.warnings.append(W.warn(W.LANCE_MISSING, f"Expected {reader.lance_dir}."))
         return
     try:
-        opened = _TABLES.get(reader.lance_dir, reader.version)
+        opened = _TABLES.get(location, reader.version, reader.project_row.created_at)
     except StoreError as exc:
         reader.lance_state = "unavailable"
         reader.warnings.append(W.warn(W.LANCE_UNAVAILABLE, str(exc)))

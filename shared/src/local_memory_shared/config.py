@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from .errors import InvalidArgument
 
 DEFAULT_DATA_ROOT = "~/.agent-forge/local-memory-search"
 DEFAULT_OLLAMA_BASE_URL = "http://127.0.0.1:11434"
@@ -16,6 +20,8 @@ DEFAULT_SCRATCH_TTL_DAYS = 7
 DEFAULT_REVIEW_TTL_DAYS = 30
 DEFAULT_HIT_FLUSH_SECONDS = 30.0
 DEFAULT_HTTP_SESSION_IDLE_SECONDS = 300.0
+#: URI schemes LanceDB opens on an object store (``s3+ddb`` = S3 with a DynamoDB commit table).
+REMOTE_SCHEMES = ("s3", "s3+ddb", "gs", "az")
 
 #: Every environment variable a user may set, with its default and meaning (README mirrors it).
 ENV_VARS: dict[str, tuple[str, str]] = {
@@ -42,6 +48,14 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "LOCAL_MEMORY_HTTP_SESSION_IDLE_SECONDS": (
         str(DEFAULT_HTTP_SESSION_IDLE_SECONDS),
         "An --http MCP session with no request for this long is closed and its memory freed.",
+    ),
+    "LOCAL_MEMORY_LANCE_URI": (
+        "(unset: LanceDB under the data root)",
+        "Object-store root of the LanceDB data (s3://, s3+ddb://, gs://, az://); state stays in the data root.",
+    ),
+    "LOCAL_MEMORY_LANCE_STORAGE_OPTIONS": (
+        "—",
+        "Extra LanceDB storage options as a JSON object (the AWS_* variables are read already).",
     ),
     "LOCAL_MEMORY_VAULT": ("<data root>/vault", "Agent memory vault: a git repo of Markdown records."),
     "LOCAL_MEMORY_SCRATCH_TTL_DAYS": (
@@ -78,6 +92,57 @@ def http_session_idle_seconds() -> float:
     return value if 0 < value < float("inf") else DEFAULT_HTTP_SESSION_IDLE_SECONDS
 
 
+def parse_lance_uri(raw: str | None) -> str | None:
+    """A validated remote root URI (no trailing ``/``), or None for the local default."""
+    if raw is None or not raw.strip():
+        return None
+    uri = raw.strip().rstrip("/")
+    parts = urlsplit(uri)
+    if parts.scheme not in REMOTE_SCHEMES or not parts.netloc:
+        raise InvalidArgument(
+            f"LOCAL_MEMORY_LANCE_URI {uri[:200]!r} must look like s3://bucket/prefix "
+            f"(schemes: {', '.join(REMOTE_SCHEMES)})",
+            field="LOCAL_MEMORY_LANCE_URI",
+        )
+    return uri
+
+
+def storage_options_from_env() -> dict[str, str]:
+    """LanceDB ``storage_options`` from the standard variables and ``LOCAL_MEMORY_LANCE_STORAGE_OPTIONS``."""
+    out: dict[str, str] = {}
+    pairs = {
+        "aws_access_key_id": "AWS_ACCESS_KEY_ID",
+        "aws_secret_access_key": "AWS_SECRET_ACCESS_KEY",
+        "aws_session_token": "AWS_SESSION_TOKEN",
+        "aws_endpoint": "AWS_ENDPOINT_URL",
+    }
+    for option, var in pairs.items():
+        value = _env(var)
+        if value:
+            out[option] = value
+    region = _env("AWS_REGION") or _env("AWS_DEFAULT_REGION")
+    if region:
+        out["aws_region"] = region
+    if out.get("aws_endpoint", "").startswith("http://"):
+        out["allow_http"] = "true"
+    extra = _env("LOCAL_MEMORY_LANCE_STORAGE_OPTIONS")
+    if extra:
+        try:
+            parsed = json.loads(extra)
+        except ValueError as exc:
+            raise InvalidArgument(
+                f"LOCAL_MEMORY_LANCE_STORAGE_OPTIONS is not JSON: {exc}",
+                field="LOCAL_MEMORY_LANCE_STORAGE_OPTIONS",
+            ) from exc
+        if not isinstance(parsed, dict):
+            raise InvalidArgument(
+                "LOCAL_MEMORY_LANCE_STORAGE_OPTIONS must be a JSON object of strings",
+                field="LOCAL_MEMORY_LANCE_STORAGE_OPTIONS",
+            )
+        out.update({str(k): str(v) for k, v in parsed.items()})
+    return out
+
+
 @dataclass(frozen=True)
 class Settings:
     """A snapshot of the environment; call :func:`load_settings` for a fresh one."""
@@ -93,6 +158,8 @@ class Settings:
     embed_threads: int | None
     gemini_base_url: str | None = None
     rerank_timeout: float = DEFAULT_RERANK_TIMEOUT
+    #: Object-store root of the LanceDB data (``LOCAL_MEMORY_LANCE_URI``), None = under data_root.
+    lance_uri: str | None = None
 
 
 def load_settings() -> Settings:
@@ -111,6 +178,7 @@ def load_settings() -> Settings:
         embed_threads=int(threads) if threads else None,
         gemini_base_url=(_env("GEMINI_BASE_URL") or "").rstrip("/") or None,
         rerank_timeout=float(_env("RERANK_TIMEOUT") or DEFAULT_RERANK_TIMEOUT),
+        lance_uri=parse_lance_uri(_env("LOCAL_MEMORY_LANCE_URI")),
     )
 
 

@@ -107,6 +107,7 @@ def environment_report(
             "ollama_base_url": settings.ollama_base_url,
             "rerank_model": settings.rerank_model,
             "default_project": str(settings.default_project),
+            "lance_uri": settings.lance_uri,
         },
     }
 

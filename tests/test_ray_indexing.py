@@ -1,0 +1,143 @@
+"""``local-memory-indexer index PATH… --ray``: embedding on a real local Ray cluster, one committer.
+
+One module-scoped ``ray.init(num_cpus=2)`` (it costs seconds and ~800 MB): the CLI finds Ray
+initialised and uses that cluster. The index is written to a real S3 server (``weed mini``) and
+searched by the real search tools, with the same answers as a local single-process index.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import ray
+from local_memory_indexer.cli import main
+from local_memory_indexer.distributed import RayEmbedder
+from local_memory_indexer.pipeline import index_project
+from local_memory_search.store import clear_caches
+from local_memory_search.tools import call_tool
+from local_memory_shared.config import load_settings
+from local_memory_shared.embedding import embedder_from_settings
+from search_support import env, write_project
+
+from bench.s3_server import S3Server, s3_server
+
+QUERIES = ["connection pool retry", "tokenize source text", "LRU cache eviction", "open a socket"]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    # Ray starts its processes with fork + exec; lance's before-fork hook warns about any fork.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    with s3_server(tmp_path_factory.mktemp("s3")) as server:
+        yield server
+
+
+def _hits(project: Path, data_root: Path, extra: dict[str, str]) -> list[list[tuple[str, float]]]:
+    clear_caches()
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(data_root), **extra):
+        out = []
+        for q in QUERIES:
+            for tool in ("search_hybrid", "search_semantic"):
+                answer = call_tool(tool, {"query": q, "project_path": str(project)})
+                assert answer["ok"] and not answer["warnings"], answer
+                out.append([(r["chunk_id"], round(r["score"], 4)) for r in answer["results"]])
+    clear_caches()
+    return out
+
+
+def test_ray_indexes_many_repos_to_s3_with_the_answers_of_a_local_index(
+    cluster: None,
+    s3: S3Server,
+    sample_project: Path,
+    indexed_sample: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    second = write_project(tmp_path / "second", {"lib/util.py": "def helper(x):\n    return x * 2\n"})
+    data = tmp_path / "data"
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(data), **s3.env("ray")):
+        code = main(["index", str(sample_project), str(second), "--ray", "--json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["project_path"] for r in out["results"]] == [str(sample_project), str(second)]
+    assert all(r["chunks_total"] > 0 and not r["errors"] for r in out["results"])
+    assert out["results"][0]["chunks_embedded"] == out["results"][0]["chunks_total"]
+    # Same answers (ids, order, scores to 4 places) as the local single-process index.
+    local = _hits(sample_project, indexed_sample.data_root, {"LOCAL_MEMORY_LANCE_URI": ""})
+    remote = _hits(sample_project, data, s3.env("ray"))
+    assert remote == local
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(data), **s3.env("ray")):
+        helper = call_tool("search_keyword", {"query": "helper", "project_path": str(second)})
+    assert helper["results"][0]["symbol_name"] == "helper"
+
+
+def test_ray_vectors_equal_local_vectors_and_slices_come_back_in_place(cluster: None) -> None:
+    texts = [f"def f_{i}(x):\n    return x + {i}  # item {i}" for i in range(250)]
+    local = embedder_from_settings(load_settings())
+    remote = RayEmbedder(actors=1)
+    try:
+        assert (remote.backend, remote.model, remote.dimension) == (
+            local.backend,
+            local.model,
+            local.dimension,
+        )
+        seen: list[int] = []
+        progress: list[tuple[int, int]] = []
+        got = np.zeros((len(texts), remote.dimension), dtype=np.float32)
+        for positions, vectors in remote.iter_embeddings(texts, lambda d, t: progress.append((d, t))):
+            got[positions] = vectors
+            seen.extend(positions.tolist())
+        assert sorted(seen) == list(range(len(texts)))  # every text exactly once, in several slices
+        assert progress[-1] == (len(texts), len(texts)) and len(progress) >= 3
+        np.testing.assert_allclose(got, local.embed_documents(texts), atol=1e-5)
+    finally:
+        remote.close()
+        local.close()
+
+
+def test_a_cancelled_ray_run_publishes_nothing_half_done_and_frees_its_actors(
+    cluster: None, tmp_path: Path
+) -> None:
+    project = tmp_path / "many"
+    for i in range(40):
+        (project / "pkg").mkdir(parents=True, exist_ok=True)
+        body = "".join(f"def task_{i}_{j}(job):\n    return job + {i * j}\n\n\n" for j in range(3))
+        (project / f"pkg/m{i:03d}.py").write_text(body)
+    cancel = threading.Event()
+    embedder = RayEmbedder(actors=1)
+    calls = [0]
+    original = embedder.iter_embeddings
+
+    def cancelling(texts: Any, progress: Any = None) -> Any:
+        calls[0] += 1
+        cancel.set()  # the cancel arrives while the first batch is being embedded
+        yield from original(texts, progress)
+
+    embedder.iter_embeddings = cancelling  # type: ignore[method-assign]
+    try:
+        with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(tmp_path / "data")):
+            summary = index_project(project, settings=load_settings(), embedder=embedder, cancel=cancel)
+    finally:
+        embedder.close()
+    # Stopped inside the first batch (the pipeline checks the cancel between embedded slices).
+    assert summary.cancelled and calls[0] == 1
+    assert summary.chunks_embedded < 40 * 3
+    assert summary.chunks_total < 40 * 3
+    assert embedder.actors == 0
