@@ -34,7 +34,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -51,7 +51,7 @@ from local_memory_shared.state import read_index_meta, utc_now
 from . import graph
 from .chunking import ChunkDraft, chunk_file, stable_chunk_id
 from .discovery import SourceFile, discover
-from .embed_cache import EmbedCache
+from .embed_cache import EmbedCache, text_hash
 from .rebuild import clean_leftovers, next_lance_name, remove_side_db, side_db, swap_in
 from .repair import find_drift
 from .state_db import open_state_rw
@@ -66,8 +66,11 @@ BATCH_FILES = 200
 BATCH_CHUNKS = 2000
 #: Fold freshly written rows into the FTS/vector indices after this many, mid-run.
 FOLD_EVERY_ROWS = 4000
-#: The first batch is small so a big first index answers its first queries within seconds.
+#: The first batch is small so a big first index answers its first queries within seconds; a
+#: change of more files than this publishes its rows before embedding them (``_embed_pending``).
 FIRST_BATCH_FILES = 16
+#: Rows embedded and published together once the rows are out (the semantic leg's step size).
+EMBED_BATCH_CHUNKS = 512
 
 
 class ProgressSink(Protocol):
@@ -346,6 +349,20 @@ def graph_rows(
     return tuple(out)
 
 
+def _groups(pending: list[tuple[str, int]], chunks: int) -> Iterator[list[str]]:
+    """File paths in groups of about ``chunks`` rows (a file is never split)."""
+    group: list[str] = []
+    size = 0
+    for path, count in pending:
+        group.append(path)
+        size += count
+        if size >= chunks:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
 class _Run:
     """One index run: orchestration only (state writes: ``StateWriter``; vectors: ``EmbedCache``)."""
 
@@ -446,8 +463,16 @@ class _Run:
             with timer.phase("graph"):
                 self.state.reresolve_imports(plan.project_files)
         self._check_cancel()
+        pending = self.state.pending_files()
+        if pending:
+            # Every row and the full-text index are published before the first vector is computed
+            # (keyword search answers for the whole project); the semantic leg joins batch by batch.
+            with timer.phase("index"):
+                store.refresh_indices(full=full, rebuild=broken, vectors_complete=False)
+                self.state.publish(store.version)
+            self._embed_pending(pending, store, summary, timer)
         with timer.phase("index"):
-            store.refresh_indices(full=full, rebuild=broken)
+            store.refresh_indices(full=full, rebuild=broken, fts_fresh=bool(pending))
             self.state.publish(store.version, finished=True, commit=commit)
             self._prune(store)
 
@@ -458,9 +483,15 @@ class _Run:
         self.progress.files(0, total)
         pending_deleted = plan.deleted
         new_table = store.count() == 0
+        # A big change publishes its rows first and embeds after (``_embed_pending``); a small one
+        # (and a rebuild, which readers cannot see before its swap) embeds batch by batch inline.
+        defer = not self.beside and total > FIRST_BATCH_FILES
+        vectors_complete = not defer and not self.state.pending_files()
         for batch in self._batches(plan.changed):
             self._check_cancel()
-            self._index_batch(batch, pending_deleted, store, plan.project_files, commit, summary, timer)
+            self._index_batch(
+                batch, pending_deleted, store, plan.project_files, commit, summary, timer, defer=defer
+            )
             pending_deleted = ()
             done += len(batch)
             self.progress.files(done, total)
@@ -471,11 +502,46 @@ class _Run:
                 # folding new rows into the indices as we go keeps a searcher reading a published
                 # version from scanning thousands of un-indexed rows during a long re-index.
                 with timer.phase("index"):
-                    store.refresh_indices(full=False)
+                    store.refresh_indices(full=False, vectors_complete=vectors_complete)
                     self.state.publish(store.version)
                 folded_at = summary.chunks_written
         if pending_deleted:
             self._index_batch((), pending_deleted, store, plan.project_files, commit, summary, timer)
+
+    def _embed_pending(
+        self, pending: list[tuple[str, int]], store: ChunkStore, summary: IndexSummary, timer: _Timer
+    ) -> None:
+        """Embed the rows published without vectors, a batch of files at a time, each batch published.
+
+        A crash or cancel here leaves the last published version readable (keyword-complete,
+        partly semantic); ``files.vectors_pending`` tells the next run what is left to embed.
+        """
+        total = sum(count for _, count in pending)
+        done, since_fold = 0, 0
+        self.progress.chunks(0, total)
+        for group in _groups(pending, EMBED_BATCH_CHUNKS):
+            self._check_cancel()
+            with timer.phase("embed"):
+                inputs = self.state.embed_inputs(group)
+                base = done
+
+                def on_progress(n: int, _total: int, base: int = base) -> None:
+                    self.progress.chunks(base + n, total)
+                    self._check_cancel()
+
+                texts = [embed_text({"symbol_name": symbol, "text": text}) for _, symbol, text in inputs]
+                outcome = self.cache.embed(texts, on_progress)
+                summary.chunks_embedded += outcome.embedded
+                summary.chunks_reused += outcome.reused
+            with timer.phase("write"):
+                store.set_vectors([cid for cid, _, _ in inputs], outcome.vectors)
+                done += len(inputs)
+                since_fold += len(inputs)
+                if since_fold >= FOLD_EVERY_ROWS and done < total:
+                    store.refresh_indices(full=False, vectors_complete=False)
+                    since_fold = 0
+                self.state.publish_vectors(group, store.version)
+            self.progress.chunks(done, total)
 
     def _prune(self, store: ChunkStore) -> None:
         floor = self.state.prune_floor(KEEP_VERSIONS_FOR.total_seconds())
@@ -538,17 +604,25 @@ class _Run:
         commit: str,
         summary: IndexSummary,
         timer: _Timer,
+        *,
+        defer: bool = False,
     ) -> None:
         with timer.phase("parse"):
             records, file_rows = self._parse(batch, commit, summary)
         with timer.phase("graph"):
             graphs = graph_rows(batch, records, summary)
-        with timer.phase("embed"):
-            vectors = self._embed(records, summary)
+        missing: np.ndarray | None = None
+        if defer:
+            vectors, missing = self._cached(records)
+            waiting = {r.file_path for r, m in zip(records, missing, strict=True) if m}
+            file_rows = tuple(replace(f, vectors_pending=int(f.path in waiting)) for f in file_rows)
+        else:
+            with timer.phase("embed"):
+                vectors = self._embed(records, summary)
         with timer.phase("write"):
             replaced = tuple(c.file.path for c in batch) + deleted
             old_count = self.state.count_chunks(replaced)
-            store.replace_files(replaced, records, vectors)
+            store.replace_files(replaced, records, vectors, missing)
             write = BatchWrite(replaced, deleted, records, file_rows, graphs)
             self.state.write_batch(write, project_files, store.version)
             summary.chunks_written += len(records)
@@ -576,6 +650,17 @@ class _Run:
             file_rows.append(FileRow(f.path, c.digest, f.size, f.mtime, f.language, utc_now(), len(ordered)))
             summary.files_parsed += 1
         return tuple(records), tuple(file_rows)
+
+    def _cached(self, records: tuple[ChunkRecord, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors the cache already holds, and the mask of the rows still without one."""
+        vectors = np.zeros((len(records), self.embedder.dimension), dtype=np.float32)
+        missing = np.ones(len(records), dtype=bool)
+        hashes = [text_hash(embed_text(r)) for r in records]
+        cached = self.cache.get(hashes)
+        for i, h in enumerate(hashes):
+            if h in cached:
+                vectors[i], missing[i] = cached[h], False
+        return vectors, missing
 
     def _embed(self, records: tuple[ChunkRecord, ...], summary: IndexSummary) -> np.ndarray:
         base = summary.chunks_embedded

@@ -186,7 +186,8 @@ CREATE TABLE IF NOT EXISTS files (
     mtime        REAL NOT NULL,
     language     TEXT,
     indexed_at   TEXT NOT NULL,
-    chunk_count  INTEGER NOT NULL
+    chunk_count  INTEGER NOT NULL,
+    vectors_pending INTEGER NOT NULL DEFAULT 0  -- 1: rows published before their vectors (keyword-only)
 );
 
 -- Mirror of the LanceDB rows without vectors: SQLite fallback, neighbours, doctor.
