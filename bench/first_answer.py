@@ -39,7 +39,9 @@ from typing import Any
 from bench.footprint import REPO, unpack
 
 CACHE = REPO / "bench" / "cache" / "first_answer"
-_DEFINES = re.compile(r"\b(?:function|class|def|func|fn|struct|interface|trait|enum)\s+([A-Za-z_][A-Za-z0-9_]{7,})")
+_DEFINES = re.compile(
+    r"\b(?:function|class|def|func|fn|struct|interface|trait|enum)\s+([A-Za-z_][A-Za-z0-9_]{7,})"
+)
 _SOURCE = {".php", ".cc", ".h", ".py", ".go", ".rs", ".java", ".ts", ".js", ".rb", ".c", ".cpp", ".hpp"}
 
 

@@ -146,7 +146,9 @@ def test_keyword_answers_while_vectors_are_pending_and_the_next_run_finishes(
     rows = published_rows(paths)
     assert len(rows) == total and all(r["vector"] is not None for r in rows)
     assert state(paths, "SELECT COUNT(*) FROM files WHERE vectors_pending = 1") == [(0,)]
-    after = search(project, data, "search_semantic", f"dispatch event kind 2 for queue {N_FILES - 1}", limit=50)
+    after = search(
+        project, data, "search_semantic", f"dispatch event kind 2 for queue {N_FILES - 1}", limit=50
+    )
     assert after["ok"] and not after["warnings"], after["warnings"]
     assert last in {r["symbol_name"] for r in after["results"]}  # now the vector leg can see it
 

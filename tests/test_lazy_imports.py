@@ -43,7 +43,13 @@ def test_a_real_search_never_loads_the_rest_client(indexed_sample: IndexedProjec
         """,
         LOCAL_VECTOR_SEARCH_DATA_ROOT=str(indexed_sample.data_root),
     )
-    assert got == {"ok": True, "results": got["results"], "loaded": False, "api_modules": [], "urllib3": False}
+    assert got == {
+        "ok": True,
+        "results": got["results"],
+        "loaded": False,
+        "api_modules": [],
+        "urllib3": False,
+    }
     assert got["results"] > 0
 
 

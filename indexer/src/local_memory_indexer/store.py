@@ -196,7 +196,7 @@ class ChunkStore:
         dataset.optimize.compact_files()
         if names:
             dataset.optimize.optimize_indices(index_names=names)
-        self.table.checkout_latest()
+        self.table.checkout_latest()  # type: ignore[no-untyped-call]  # see the dataset-level writes above
 
     def broken_indices(self) -> list[str]:
         """Indices that are listed but cannot answer a query (their files deleted or damaged)."""

@@ -38,6 +38,11 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "GEMINI_BASE_URL": ("(Google's endpoint)", "Override of the Gemini API base URL (proxies, tests)."),
     "LOCAL_MEMORY_MAX_FILE_BYTES": (str(DEFAULT_MAX_FILE_BYTES), "Files larger than this are skipped."),
     "LOCAL_MEMORY_EMBED_THREADS": ("(all cores)", "ONNX Runtime intra-op threads."),
+    "LOCAL_MEMORY_PREWARM_ENCODER": (
+        "1",
+        "1: the search server loads the ONNX query model at start (first hybrid answer sooner); "
+        "0: on the first semantic query (a keyword-only session never holds it, ~90-150 MB less).",
+    ),
     "LOCAL_MEMORY_HTTP_TOKEN": ("—", "Bearer token the MCP servers require on --http (or pass --token)."),
     "LOCAL_MEMORY_HTTP_SESSION_IDLE_SECONDS": (
         str(DEFAULT_HTTP_SESSION_IDLE_SECONDS),
@@ -89,6 +94,7 @@ class Settings:
     embed_threads: int | None
     gemini_base_url: str | None = None
     rerank_timeout: float = DEFAULT_RERANK_TIMEOUT
+    prewarm_encoder: bool = True
 
 
 def load_settings() -> Settings:
@@ -107,6 +113,8 @@ def load_settings() -> Settings:
         embed_threads=int(threads) if threads else None,
         gemini_base_url=(_env("GEMINI_BASE_URL") or "").rstrip("/") or None,
         rerank_timeout=float(_env("RERANK_TIMEOUT") or DEFAULT_RERANK_TIMEOUT),
+        prewarm_encoder=(_env("LOCAL_MEMORY_PREWARM_ENCODER") or "1").strip().lower()
+        not in ("0", "false", "no", "off"),
     )
 
 

@@ -147,7 +147,9 @@ def read_pending_vectors(conn: sqlite3.Connection) -> int:
     phase then clears ``files.vectors_pending`` batch by batch (``pipeline`` in the indexer).
     """
     try:
-        row = conn.execute("SELECT COALESCE(SUM(chunk_count), 0) FROM files WHERE vectors_pending = 1").fetchone()
+        row = conn.execute(
+            "SELECT COALESCE(SUM(chunk_count), 0) FROM files WHERE vectors_pending = 1"
+        ).fetchone()
     except sqlite3.OperationalError:
         return 0
     return int(row[0])
