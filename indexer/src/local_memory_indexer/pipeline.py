@@ -48,7 +48,7 @@ from local_memory_shared.paths import ProjectPaths, project_paths
 from local_memory_shared.schema import SCHEMA_VERSION, ChunkRecord, definition_terms
 from local_memory_shared.state import read_index_meta, utc_now
 
-from . import graph
+from . import graph, treesitter
 from .chunking import ChunkDraft, chunk_file, stable_chunk_id
 from .discovery import SourceFile, discover
 from .embed_cache import EmbedCache, text_hash
@@ -208,6 +208,10 @@ class _Timer:
         self.summary = summary
         self.progress = progress
 
+    def add(self, name: str, seconds: float) -> None:
+        """Move ``seconds`` into phase ``name`` (a phase timed inside another one)."""
+        self.summary.seconds[name] = round(self.summary.seconds.get(name, 0.0) + seconds, 4)
+
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
         self.progress.phase(name)
@@ -331,22 +335,16 @@ class Plan:
     adds_files: bool
 
 
-def graph_rows(
-    batch: tuple[FileChange, ...], records: tuple[ChunkRecord, ...], summary: IndexSummary
-) -> tuple[GraphRows, ...]:
-    """Each file's definitions, calls and imports (a file whose extraction fails is logged, not fatal)."""
-    out: list[GraphRows] = []
-    for c in batch:
-        f = c.file
-        spans = tuple((r.chunk_id, r.start_line, r.end_line) for r in records if r.file_path == f.path)
-        try:
-            out.append(
-                GraphRows(f.path, f.language, graph.extract_file_graph(f.path, c.data, f.language), spans)
-            )
-        except Exception as exc:
-            log.exception("graph extraction failed for %s", f.path)
-            summary.errors.append(f"{f.path}: graph extraction failed: {exc}")
-    return tuple(out)
+def file_graph(c: FileChange, records: list[ChunkRecord], summary: IndexSummary) -> GraphRows | None:
+    """One file's definitions, calls and imports (a file whose extraction fails is logged, not fatal)."""
+    f = c.file
+    spans = tuple((r.chunk_id, r.start_line, r.end_line) for r in records)
+    try:
+        return GraphRows(f.path, f.language, graph.extract_file_graph(f.path, c.data, f.language), spans)
+    except Exception as exc:
+        log.exception("graph extraction failed for %s", f.path)
+        summary.errors.append(f"{f.path}: graph extraction failed: {exc}")
+        return None
 
 
 def _groups(pending: list[tuple[str, int]], chunks: int) -> Iterator[list[str]]:
@@ -495,9 +493,11 @@ class _Run:
             pending_deleted = ()
             done += len(batch)
             self.progress.files(done, total)
-            if (
-                new_table and not store.has_fts_index()
-            ) or summary.chunks_written - folded_at >= FOLD_EVERY_ROWS:
+            if (new_table and not store.has_fts_index()) or (
+                # Deferring, rows come fast and one fold follows them all (``_execute``); an FTS
+                # query scans rows its index does not cover yet, so every batch answers at once.
+                not defer and summary.chunks_written - folded_at >= FOLD_EVERY_ROWS
+            ):
                 # An early FTS index makes a big first index keyword-searchable after one batch;
                 # folding new rows into the indices as we go keeps a searcher reading a published
                 # version from scanning thousands of un-indexed rows during a long re-index.
@@ -608,9 +608,7 @@ class _Run:
         defer: bool = False,
     ) -> None:
         with timer.phase("parse"):
-            records, file_rows = self._parse(batch, commit, summary)
-        with timer.phase("graph"):
-            graphs = graph_rows(batch, records, summary)
+            records, file_rows, graphs = self._parse(batch, commit, summary, timer)
         missing: np.ndarray | None = None
         if defer:
             vectors, missing = self._cached(records)
@@ -629,27 +627,45 @@ class _Run:
             summary.chunks_deleted += max(0, old_count - len(records))
 
     def _parse(
-        self, batch: tuple[FileChange, ...], commit: str, summary: IndexSummary
-    ) -> tuple[tuple[ChunkRecord, ...], tuple[FileRow, ...]]:
+        self, batch: tuple[FileChange, ...], commit: str, summary: IndexSummary, timer: _Timer
+    ) -> tuple[tuple[ChunkRecord, ...], tuple[FileRow, ...], tuple[GraphRows, ...]]:
+        """Chunk each file and extract its graph right after, from the same syntax tree.
+
+        One file at a time, so the tree the chunker parsed is the one the graph extractor reuses
+        (``treesitter.parse`` remembers the last tree); the graph's share is timed as ``graph``.
+        """
         previous = self.state.previous_chunks([c.file.path for c in batch])
         records: list[ChunkRecord] = []
         file_rows: list[FileRow] = []
-        for c in batch:
-            f = c.file
-            try:
-                drafts = chunk_file(f.path, c.data, f.language)
-            except Exception as exc:  # a broken file must never stop the run
-                log.exception("chunking failed for %s", f.path)
-                summary.files_failed += 1
-                summary.errors.append(f"{f.path}: chunking failed: {exc}")
-                drafts = []
-            ordered = sorted(drafts, key=lambda d: (d.start_line, d.end_line))  # file order, for neighbours
-            records.extend(
-                chunk_record(self.project, f, d, i, commit, previous) for i, d in enumerate(ordered)
-            )
-            file_rows.append(FileRow(f.path, c.digest, f.size, f.mtime, f.language, utc_now(), len(ordered)))
-            summary.files_parsed += 1
-        return tuple(records), tuple(file_rows)
+        graphs: list[GraphRows] = []
+        graph_seconds = 0.0
+        try:
+            for c in batch:
+                f = c.file
+                try:
+                    drafts = chunk_file(f.path, c.data, f.language)
+                except Exception as exc:  # a broken file must never stop the run
+                    log.exception("chunking failed for %s", f.path)
+                    summary.files_failed += 1
+                    summary.errors.append(f"{f.path}: chunking failed: {exc}")
+                    drafts = []
+                ordered = sorted(drafts, key=lambda d: (d.start_line, d.end_line))  # file order
+                mine = [chunk_record(self.project, f, d, i, commit, previous) for i, d in enumerate(ordered)]
+                records.extend(mine)
+                file_rows.append(
+                    FileRow(f.path, c.digest, f.size, f.mtime, f.language, utc_now(), len(ordered))
+                )
+                summary.files_parsed += 1
+                started = time.perf_counter()
+                rows = file_graph(c, mine, summary)
+                graph_seconds += time.perf_counter() - started
+                if rows is not None:
+                    graphs.append(rows)
+                treesitter.forget_last_tree()
+        finally:
+            timer.add("graph", graph_seconds)
+            timer.add("parse", -graph_seconds)
+        return tuple(records), tuple(file_rows), tuple(graphs)
 
     def _cached(self, records: tuple[ChunkRecord, ...]) -> tuple[np.ndarray, np.ndarray]:
         """Vectors the cache already holds, and the mask of the rows still without one."""
