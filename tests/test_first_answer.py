@@ -9,6 +9,7 @@ and check what a searcher sees, and that the next run finishes only what was lef
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -221,3 +222,49 @@ def test_a_kill_between_the_phases_leaves_a_readable_keyword_complete_index(tmp_
     assert all(r["vector"] is not None for r in published_rows(paths))
     hyb = search(project, data, "search_hybrid", "dispatch event kind 1 for queue 17")
     assert hyb["ok"] and not hyb["warnings"], hyb["warnings"]
+
+
+def _index_tables(data: Path, project: Path) -> dict[str, list[tuple[Any, ...]]]:
+    paths = project_paths(data, project)
+    return {
+        "chunks": state(paths, "SELECT * FROM chunks ORDER BY chunk_id"),
+        "files": state(paths, "SELECT path, content_hash, chunk_count FROM files ORDER BY path"),
+        "symbols": state(
+            paths,
+            "SELECT file_path, name, qualified_name, kind, start_line, chunk_id FROM symbols "
+            "ORDER BY 1, 5, 3",
+        ),
+        "calls": state(
+            paths, "SELECT file_path, caller_qualified, callee_name, line FROM call_edges ORDER BY 1, 4, 3"
+        ),
+    }
+
+
+def test_parsing_in_worker_processes_gives_the_same_index_as_in_process(
+    tmp_path: Path, onnx: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = write_project(tmp_path / "proj")
+    (project / "svc/broken.py").write_text(
+        "def broken(:\n    return 1\n\nclass Ok:\n    def fine(self):\n        return 2\n"
+    )
+    pools: list[str] = []
+    real_pool = pipeline.parse_pool
+
+    @contextlib.contextmanager
+    def recording_pool(files: int) -> Iterator[Any]:
+        with real_pool(files) as pool:
+            pools.append(type(pool).__name__)
+            yield pool
+
+    monkeypatch.setattr(pipeline, "parse_pool", recording_pool)
+    monkeypatch.setattr(pipeline, "PARSE_POOL_MIN_FILES", 10**9)
+    monkeypatch.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(tmp_path / "serial"))
+    serial = index_project(project, embedder=onnx)
+    monkeypatch.setattr(pipeline, "PARSE_POOL_MIN_FILES", 1)
+    monkeypatch.setattr(pipeline, "BATCH_FILES", 5)  # several batches go through the workers
+    monkeypatch.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(tmp_path / "pooled"))
+    pooled = index_project(project, embedder=onnx)
+    assert pools == ["NoneType", "ProcessPoolExecutor"]  # in process, then in worker processes
+    assert serial.files_parsed == pooled.files_parsed == N_FILES + 1
+    assert serial.chunks_total == pooled.chunks_total and serial.errors == pooled.errors
+    assert _index_tables(tmp_path / "serial", project) == _index_tables(tmp_path / "pooled", project)

@@ -28,12 +28,15 @@ import contextlib
 import fcntl
 import hashlib
 import logging
+import multiprocessing
+import os
 import re
 import sqlite3
 import subprocess
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,10 +51,10 @@ from local_memory_shared.paths import ProjectPaths, project_paths
 from local_memory_shared.schema import SCHEMA_VERSION, ChunkRecord, definition_terms
 from local_memory_shared.state import read_index_meta, utc_now
 
-from . import graph, treesitter
-from .chunking import ChunkDraft, chunk_file, stable_chunk_id
+from .chunking import ChunkDraft, stable_chunk_id
 from .discovery import SourceFile, discover
 from .embed_cache import EmbedCache, text_hash
+from .parse_worker import ParsedFile, parse_file
 from .rebuild import clean_leftovers, next_lance_name, remove_side_db, side_db, swap_in
 from .repair import find_drift
 from .state_db import open_state_rw
@@ -335,16 +338,55 @@ class Plan:
     adds_files: bool
 
 
-def file_graph(c: FileChange, records: list[ChunkRecord], summary: IndexSummary) -> GraphRows | None:
-    """One file's definitions, calls and imports (a file whose extraction fails is logged, not fatal)."""
-    f = c.file
-    spans = tuple((r.chunk_id, r.start_line, r.end_line) for r in records)
+#: A deferred run of at least this many files parses them in worker processes (one per core).
+PARSE_POOL_MIN_FILES = 300
+#: Most parse worker processes (each holds the tree-sitter grammars, ~60-100 MB while it lives).
+PARSE_POOL_MAX_WORKERS = 4
+
+
+@contextlib.contextmanager
+def parse_pool(files: int) -> Iterator[ProcessPoolExecutor | None]:
+    """Worker processes for parsing ``files`` files, or None when in-process parsing is better.
+
+    Only a large run on a machine with more than one core gets a pool (its processes start in
+    ~1 s and are stopped with the phase); ``forkserver`` so no worker inherits the embedder's
+    threads. The first batch is small and parsed while the workers start.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if files < PARSE_POOL_MIN_FILES or cores < 2:
+        yield None
+        return
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    pool = ProcessPoolExecutor(
+        max_workers=min(cores, PARSE_POOL_MAX_WORKERS), mp_context=multiprocessing.get_context(method)
+    )
     try:
-        return GraphRows(f.path, f.language, graph.extract_file_graph(f.path, c.data, f.language), spans)
-    except Exception as exc:
-        log.exception("graph extraction failed for %s", f.path)
-        summary.errors.append(f"{f.path}: graph extraction failed: {exc}")
-        return None
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _parsed_batches(
+    batches: Iterator[tuple[FileChange, ...]], pool: ProcessPoolExecutor | None
+) -> Iterator[tuple[tuple[FileChange, ...], list[ParsedFile] | None]]:
+    """Batches with their parsed files; with a pool, the next batch parses while this one is written."""
+    if pool is None:
+        for batch in batches:
+            yield batch, None
+        return
+    ahead: tuple[tuple[FileChange, ...], list[Future[ParsedFile]]] | None = None
+    first = True
+    for batch in batches:
+        if first:  # parsed here while the workers start
+            first = False
+            yield batch, None
+            continue
+        futures = [pool.submit(parse_file, c.file.path, c.data, c.file.language) for c in batch]
+        if ahead is not None:
+            yield ahead[0], [f.result() for f in ahead[1]]
+        ahead = (batch, futures)
+    if ahead is not None:
+        yield ahead[0], [f.result() for f in ahead[1]]
 
 
 def _groups(pending: list[tuple[str, int]], chunks: int) -> Iterator[list[str]]:
@@ -485,26 +527,35 @@ class _Run:
         # (and a rebuild, which readers cannot see before its swap) embeds batch by batch inline.
         defer = not self.beside and total > FIRST_BATCH_FILES
         vectors_complete = not defer and not self.state.pending_files()
-        for batch in self._batches(plan.changed):
-            self._check_cancel()
-            self._index_batch(
-                batch, pending_deleted, store, plan.project_files, commit, summary, timer, defer=defer
-            )
-            pending_deleted = ()
-            done += len(batch)
-            self.progress.files(done, total)
-            if (new_table and not store.has_fts_index()) or (
-                # Deferring, rows come fast and one fold follows them all (``_execute``); an FTS
-                # query scans rows its index does not cover yet, so every batch answers at once.
-                not defer and summary.chunks_written - folded_at >= FOLD_EVERY_ROWS
-            ):
-                # An early FTS index makes a big first index keyword-searchable after one batch;
-                # folding new rows into the indices as we go keeps a searcher reading a published
-                # version from scanning thousands of un-indexed rows during a long re-index.
-                with timer.phase("index"):
-                    store.refresh_indices(full=False, vectors_complete=vectors_complete)
-                    self.state.publish(store.version)
-                folded_at = summary.chunks_written
+        with parse_pool(total if defer else 0) as pool:
+            for batch, parsed in _parsed_batches(self._batches(plan.changed), pool):
+                self._check_cancel()
+                self._index_batch(
+                    batch,
+                    pending_deleted,
+                    store,
+                    plan.project_files,
+                    commit,
+                    summary,
+                    timer,
+                    defer=defer,
+                    parsed=parsed,
+                )
+                pending_deleted = ()
+                done += len(batch)
+                self.progress.files(done, total)
+                if (new_table and not store.has_fts_index()) or (
+                    # Deferring, rows come fast and one fold follows them all (``_execute``); an FTS
+                    # query scans rows its index does not cover yet, so every batch answers at once.
+                    not defer and summary.chunks_written - folded_at >= FOLD_EVERY_ROWS
+                ):
+                    # An early FTS index makes a big first index keyword-searchable after one batch;
+                    # folding new rows into the indices as we go keeps a searcher reading a published
+                    # version from scanning thousands of un-indexed rows during a long re-index.
+                    with timer.phase("index"):
+                        store.refresh_indices(full=False, vectors_complete=vectors_complete)
+                        self.state.publish(store.version)
+                    folded_at = summary.chunks_written
         if pending_deleted:
             self._index_batch((), pending_deleted, store, plan.project_files, commit, summary, timer)
 
@@ -606,9 +657,12 @@ class _Run:
         timer: _Timer,
         *,
         defer: bool = False,
+        parsed: list[ParsedFile] | None = None,
     ) -> None:
         with timer.phase("parse"):
-            records, file_rows, graphs = self._parse(batch, commit, summary, timer)
+            if parsed is None:
+                parsed = [parse_file(c.file.path, c.data, c.file.language) for c in batch]
+            records, file_rows, graphs = self._parse(batch, parsed, commit, summary, timer)
         missing: np.ndarray | None = None
         if defer:
             vectors, missing = self._cached(records)
@@ -627,44 +681,35 @@ class _Run:
             summary.chunks_deleted += max(0, old_count - len(records))
 
     def _parse(
-        self, batch: tuple[FileChange, ...], commit: str, summary: IndexSummary, timer: _Timer
+        self,
+        batch: tuple[FileChange, ...],
+        parsed: list[ParsedFile],
+        commit: str,
+        summary: IndexSummary,
+        timer: _Timer,
     ) -> tuple[tuple[ChunkRecord, ...], tuple[FileRow, ...], tuple[GraphRows, ...]]:
-        """Chunk each file and extract its graph right after, from the same syntax tree.
-
-        One file at a time, so the tree the chunker parsed is the one the graph extractor reuses
-        (``treesitter.parse`` remembers the last tree); the graph's share is timed as ``graph``.
-        """
+        """Records, file rows and graph rows of a batch from its parsed files (``parse_worker``)."""
         previous = self.state.previous_chunks([c.file.path for c in batch])
         records: list[ChunkRecord] = []
         file_rows: list[FileRow] = []
         graphs: list[GraphRows] = []
-        graph_seconds = 0.0
-        try:
-            for c in batch:
-                f = c.file
-                try:
-                    drafts = chunk_file(f.path, c.data, f.language)
-                except Exception as exc:  # a broken file must never stop the run
-                    log.exception("chunking failed for %s", f.path)
-                    summary.files_failed += 1
-                    summary.errors.append(f"{f.path}: chunking failed: {exc}")
-                    drafts = []
-                ordered = sorted(drafts, key=lambda d: (d.start_line, d.end_line))  # file order
-                mine = [chunk_record(self.project, f, d, i, commit, previous) for i, d in enumerate(ordered)]
-                records.extend(mine)
-                file_rows.append(
-                    FileRow(f.path, c.digest, f.size, f.mtime, f.language, utc_now(), len(ordered))
-                )
-                summary.files_parsed += 1
-                started = time.perf_counter()
-                rows = file_graph(c, mine, summary)
-                graph_seconds += time.perf_counter() - started
-                if rows is not None:
-                    graphs.append(rows)
-                treesitter.forget_last_tree()
-        finally:
-            timer.add("graph", graph_seconds)
-            timer.add("parse", -graph_seconds)
+        for c, p in zip(batch, parsed, strict=True):
+            f = c.file
+            if p.chunk_error:
+                summary.files_failed += 1
+                summary.errors.append(p.chunk_error)
+            ordered = sorted(p.drafts, key=lambda d: (d.start_line, d.end_line))  # file order
+            mine = [chunk_record(self.project, f, d, i, commit, previous) for i, d in enumerate(ordered)]
+            records.extend(mine)
+            file_rows.append(FileRow(f.path, c.digest, f.size, f.mtime, f.language, utc_now(), len(ordered)))
+            summary.files_parsed += 1
+            if p.graph is None:
+                summary.errors.append(p.graph_error)
+            else:
+                spans = tuple((r.chunk_id, r.start_line, r.end_line) for r in mine)
+                graphs.append(GraphRows(f.path, f.language, p.graph, spans))
+            timer.add("graph", p.graph_seconds)
+            timer.add("parse", -p.graph_seconds)
         return tuple(records), tuple(file_rows), tuple(graphs)
 
     def _cached(self, records: tuple[ChunkRecord, ...]) -> tuple[np.ndarray, np.ndarray]:
