@@ -37,6 +37,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -348,9 +349,11 @@ PARSE_POOL_MAX_WORKERS = 4
 def parse_pool(files: int) -> Iterator[ProcessPoolExecutor | None]:
     """Worker processes for parsing ``files`` files, or None when in-process parsing is better.
 
-    Only a large run on a machine with more than one core gets a pool (its processes start in
-    ~1 s and are stopped with the phase); ``forkserver`` so no worker inherits the embedder's
-    threads. The first batch is small and parsed while the workers start.
+    Only a large run on a machine with more than one core gets a pool; it is stopped with the
+    phase. ``forkserver`` (``spawn`` where it is missing), never ``fork``: LanceDB is not
+    fork-safe. As with any ``multiprocessing`` start method but ``fork``, a script that calls
+    ``index_project`` must keep its entry point under ``if __name__ == "__main__":`` (the CLI and
+    both servers do); a worker that dies only makes the rest of the run parse in process.
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if files < PARSE_POOL_MIN_FILES or cores < 2:
@@ -376,17 +379,34 @@ def _parsed_batches(
         return
     ahead: tuple[tuple[FileChange, ...], list[Future[ParsedFile]]] | None = None
     first = True
+    broken = False
     for batch in batches:
-        if first:  # parsed here while the workers start
+        if first or broken:  # the small first batch is parsed here while the workers start
             first = False
             yield batch, None
             continue
-        futures = [pool.submit(parse_file, c.file.path, c.data, c.file.language) for c in batch]
+        try:
+            futures = [pool.submit(parse_file, c.file.path, c.data, c.file.language) for c in batch]
+        except BrokenProcessPool:
+            broken, futures = True, []
         if ahead is not None:
-            yield ahead[0], [f.result() for f in ahead[1]]
-        ahead = (batch, futures)
+            yield ahead[0], _results(ahead)
+        ahead = (batch, futures) if futures else None
+        if broken:
+            yield batch, None
     if ahead is not None:
-        yield ahead[0], [f.result() for f in ahead[1]]
+        yield ahead[0], _results(ahead)
+
+
+def _results(
+    ahead: tuple[tuple[FileChange, ...], list[Future[ParsedFile]]],
+) -> list[ParsedFile] | None:
+    """The workers' results, or None (parse here) when a worker died: the run never depends on them."""
+    try:
+        return [f.result() for f in ahead[1]]
+    except BrokenProcessPool:
+        log.warning("a parse worker process died; parsing the rest of the run in process")
+        return None
 
 
 def _groups(pending: list[tuple[str, int]], chunks: int) -> Iterator[list[str]]:
@@ -660,9 +680,14 @@ class _Run:
         parsed: list[ParsedFile] | None = None,
     ) -> None:
         with timer.phase("parse"):
+            here = parsed is None
             if parsed is None:
                 parsed = [parse_file(c.file.path, c.data, c.file.language) for c in batch]
-            records, file_rows, graphs = self._parse(batch, parsed, commit, summary, timer)
+            records, file_rows, graphs = self._parse(batch, parsed, commit, summary)
+        if here:  # parsed in process: the graph's share of the time is the graph phase's
+            graph_seconds = sum(p.graph_seconds for p in parsed)
+            timer.add("graph", graph_seconds)
+            timer.add("parse", -graph_seconds)
         missing: np.ndarray | None = None
         if defer:
             vectors, missing = self._cached(records)
@@ -686,7 +711,6 @@ class _Run:
         parsed: list[ParsedFile],
         commit: str,
         summary: IndexSummary,
-        timer: _Timer,
     ) -> tuple[tuple[ChunkRecord, ...], tuple[FileRow, ...], tuple[GraphRows, ...]]:
         """Records, file rows and graph rows of a batch from its parsed files (``parse_worker``)."""
         previous = self.state.previous_chunks([c.file.path for c in batch])
@@ -708,8 +732,6 @@ class _Run:
             else:
                 spans = tuple((r.chunk_id, r.start_line, r.end_line) for r in mine)
                 graphs.append(GraphRows(f.path, f.language, p.graph, spans))
-            timer.add("graph", p.graph_seconds)
-            timer.add("parse", -p.graph_seconds)
         return tuple(records), tuple(file_rows), tuple(graphs)
 
     def _cached(self, records: tuple[ChunkRecord, ...]) -> tuple[np.ndarray, np.ndarray]:
