@@ -193,9 +193,9 @@ def test_every_read_only_connection_shares_one_size_bounded_lance_session(indexe
     from local_memory_search.tools import call_tool
     from search_support import env
 
+    clear_caches()  # also starts a new session (a damaged index is then read afresh)
     session = readonly.lance_session()
     assert readonly.lance_session() is session
-    clear_caches()
     before = session.size_bytes
     with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(indexed_sample.data_root)):
         got = call_tool(
@@ -205,3 +205,5 @@ def test_every_read_only_connection_shares_one_size_bounded_lance_session(indexe
     assert got["ok"] and got["results"]
     assert session.size_bytes > before  # the search's manifests and index pages went into this session
     assert session.size_bytes <= readonly.INDEX_CACHE_BYTES + readonly.METADATA_CACHE_BYTES
+    clear_caches()
+    assert readonly.lance_session() is not session

@@ -181,6 +181,13 @@ def lance_session() -> Any:
         return _session
 
 
+def reset_lance_session() -> None:
+    """Start a new session: connections opened from now on read index files and manifests afresh."""
+    global _session
+    with _session_lock:
+        _session = None
+
+
 def connect_read_only(lance_dir: Path) -> ReadOnlyDB:
     """Connect to an existing LanceDB folder; never creates it (``lancedb.connect`` would)."""
     if not lance_dir.is_dir():

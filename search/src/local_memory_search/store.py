@@ -42,7 +42,7 @@ from local_memory_shared.state_reader import (
 )
 
 from . import degradation as W
-from .readonly import ReadOnlyTable, connect_read_only
+from .readonly import ReadOnlyTable, connect_read_only, reset_lance_session
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +131,9 @@ _TABLES = _TableCache(_TABLE_CACHE_SIZE)
 
 
 def clear_caches() -> None:
-    """Forget every open LanceDB handle (tests that move folders around call this)."""
+    """Forget every open LanceDB handle and the session's cached index pages and manifests."""
     _TABLES.clear()
+    reset_lance_session()
 
 
 @dataclass
