@@ -25,6 +25,7 @@ that has not finished (reported as null with the fraction of targets found)::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -47,7 +48,10 @@ _SOURCE = {".php", ".cc", ".h", ".py", ".go", ".rs", ".java", ".ts", ".js", ".rb
 
 def build_project(corpora: list[str]) -> Path:
     """The corpora copied side by side into one project folder (once)."""
-    target = CACHE / "+".join(corpora)
+    name = "+".join(corpora)
+    if len(name) > 100:  # e.g. every semble corpus: keep the folder name short and stable
+        name = f"{len(corpora)}-corpora-{hashlib.sha1(name.encode()).hexdigest()[:10]}"
+    target = CACHE / name
     if not target.is_dir():
         tmp = CACHE / f".{target.name}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
