@@ -11,6 +11,7 @@ One fresh worker process per run (the index of ``bench.search_startup``: flask b
 4. separately, a fresh process holding only the ONNX query session (import → load → one query).
 
     nice -n 10 .venv/bin/python -m bench.search_memory [--corpus flask] [--queries 1000] [--out FILE]
+        [--before /tmp/old/shared/src:/tmp/old/search/src]
 """
 
 from __future__ import annotations
@@ -118,8 +119,9 @@ def onnx_alone() -> dict[str, Any]:
     }
 
 
-def _spawn(args: list[str]) -> dict[str, Any]:
-    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(ROOT), "PYTHONPATH": str(REPO)}
+def _spawn(args: list[str], before: str | None = None) -> dict[str, Any]:
+    path = f"{before}{os.pathsep}{REPO}" if before else str(REPO)
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(ROOT), "PYTHONPATH": path}
     out = subprocess.run(
         [sys.executable, "-m", "bench.search_memory", *args],
         cwd=REPO,
@@ -138,12 +140,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", default="flask")
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument(
+        "--before",
+        default=None,
+        help="PYTHONPATH of an older source tree (its shared/src:search/src) whose search process runs first",
+    )
     args = ap.parse_args(argv)
     project = unpack(args.corpus)
     ensure_index(project, ROOT)
     report = {
         "corpus": args.corpus,
         "load_avg": os.getloadavg(),
+        **(
+            {"search_process_before": _spawn(["_worker", str(project), str(args.queries)], args.before)}
+            if args.before
+            else {}
+        ),
         "search_process": _spawn(["_worker", str(project), str(args.queries)]),
         "onnx_session_alone_rss_mb": _spawn(["_onnx"]),
     }

@@ -218,3 +218,17 @@ def test_a_running_row_left_by_a_dead_process_reads_as_interrupted(settings, tmp
     assert got.job_id == "deadbeef" and got.status == "failed"
     assert any(e.startswith("INTERRUPTED") for e in got.errors)
     assert got.elapsed_seconds == 9.0 and got.progress == 0.4
+
+
+def test_progress_follows_the_embedding_phase_once_every_row_is_published(tmp_path) -> None:
+    from local_memory_indexer.jobs import _Job
+    from local_memory_shared.paths import project_paths
+
+    job = _Job("j1", project_paths(tmp_path / "data", tmp_path), full=False)
+    job.files_(40, 40)  # phase 1 done: rows and FTS published, no vector yet
+    job.chunks_(0, 120)
+    assert job.snapshot().progress == 0.0
+    job.chunks_(30, 120)
+    assert job.snapshot().progress == 0.25
+    job.chunks_(120, 120)
+    assert job.snapshot().progress == 1.0

@@ -185,3 +185,25 @@ def test_db_wrapper_lists_tables(lance_dir: Path):
     assert isinstance(db, ReadOnlyDB)
     assert db.list_tables().tables == ["chunks"]
     assert isinstance(db["chunks"], ReadOnlyTable)
+
+
+def test_every_read_only_connection_shares_one_size_bounded_lance_session(indexed_sample) -> None:
+    from local_memory_search import readonly
+    from local_memory_search.store import clear_caches
+    from local_memory_search.tools import call_tool
+    from search_support import env
+
+    clear_caches()  # also starts a new session (a damaged index is then read afresh)
+    session = readonly.lance_session()
+    assert readonly.lance_session() is session
+    before = session.size_bytes
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(indexed_sample.data_root)):
+        got = call_tool(
+            "search_keyword",
+            {"query": "retry", "project_path": str(indexed_sample.project), "cache_bust": True},
+        )
+    assert got["ok"] and got["results"]
+    assert session.size_bytes > before  # the search's manifests and index pages went into this session
+    assert session.size_bytes <= readonly.INDEX_CACHE_BYTES + readonly.METADATA_CACHE_BYTES
+    clear_caches()
+    assert readonly.lance_session() is not session

@@ -72,3 +72,28 @@ def test_prewarm_loads_one_session_that_the_first_query_reuses(indexed_sample, m
     finally:
         ENCODER.reset()
     assert ENCODER._embedders == {}
+
+
+def test_prewarm_off_loads_no_model_until_the_first_semantic_query(indexed_sample, monkeypatch):
+    monkeypatch.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(indexed_sample.data_root))
+    monkeypatch.setenv("LOCAL_MEMORY_PREWARM_ENCODER", "0")
+    ENCODER.reset()
+    try:
+        ENCODER.prewarm(load_settings())
+        assert ENCODER._warming is None and ENCODER._embedders == {}
+        keyword = call_tool(
+            "search_keyword",
+            {"query": "parse config", "project_path": str(indexed_sample.project), "cache_bust": True},
+        )
+        assert keyword["ok"] and keyword["results"] and ENCODER._embedders == {}  # keyword-only: no model
+        semantic = call_tool(
+            "search_semantic",
+            {
+                "query": "open a socket to the server",
+                "project_path": str(indexed_sample.project),
+                "cache_bust": True,
+            },
+        )
+        assert semantic["ok"] and semantic["results"] and len(ENCODER._embedders) == 1  # built on first use
+    finally:
+        ENCODER.reset()

@@ -135,6 +135,9 @@ class _Job:
             return 1.0
         if self.files_total <= 0:
             return 0.0
+        if self.files_done >= self.files_total and 0 <= self.chunks_embedded < self.chunks_total:
+            # Every row is published; the run is embedding them (``pipeline._embed_pending``).
+            return min(0.99, self.chunks_embedded / self.chunks_total)
         # Files advance a batch at a time; inside a batch, embedding progress says how far it is.
         in_batch = min(_BATCH_FILES_HINT, self.files_total - self.files_done)
         batch_chunks = self.chunks_total - self.batch_base_embedded

@@ -28,13 +28,17 @@ import contextlib
 import fcntl
 import hashlib
 import logging
+import multiprocessing
+import os
 import re
 import sqlite3
 import subprocess
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -49,10 +53,10 @@ from local_memory_shared.paths import ProjectPaths, project_paths
 from local_memory_shared.schema import SCHEMA_VERSION, ChunkRecord, definition_terms
 from local_memory_shared.state import read_index_meta, utc_now
 
-from . import graph
-from .chunking import ChunkDraft, chunk_file, stable_chunk_id
+from .chunking import ChunkDraft, stable_chunk_id
 from .discovery import SourceFile, discover
-from .embed_cache import EmbedCache
+from .embed_cache import EmbedCache, text_hash
+from .parse_worker import ParsedFile, parse_file
 from .rebuild import clean_leftovers, next_lance_name, remove_side_db, side_db, swap_in
 from .repair import find_drift
 from .state_db import open_state_rw
@@ -67,8 +71,11 @@ BATCH_FILES = 200
 BATCH_CHUNKS = 2000
 #: Fold freshly written rows into the FTS/vector indices after this many, mid-run.
 FOLD_EVERY_ROWS = 4000
-#: The first batch is small so a big first index answers its first queries within seconds.
+#: The first batch is small so a big first index answers its first queries within seconds; a
+#: change of more files than this publishes its rows before embedding them (``_embed_pending``).
 FIRST_BATCH_FILES = 16
+#: Rows embedded and published together once the rows are out (the semantic leg's step size).
+EMBED_BATCH_CHUNKS = 512
 
 
 class ProgressSink(Protocol):
@@ -206,6 +213,10 @@ class _Timer:
         self.summary = summary
         self.progress = progress
 
+    def add(self, name: str, seconds: float) -> None:
+        """Move ``seconds`` into phase ``name`` (a phase timed inside another one)."""
+        self.summary.seconds[name] = round(self.summary.seconds.get(name, 0.0) + seconds, 4)
+
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
         self.progress.phase(name)
@@ -329,22 +340,88 @@ class Plan:
     adds_files: bool
 
 
-def graph_rows(
-    batch: tuple[FileChange, ...], records: tuple[ChunkRecord, ...], summary: IndexSummary
-) -> tuple[GraphRows, ...]:
-    """Each file's definitions, calls and imports (a file whose extraction fails is logged, not fatal)."""
-    out: list[GraphRows] = []
-    for c in batch:
-        f = c.file
-        spans = tuple((r.chunk_id, r.start_line, r.end_line) for r in records if r.file_path == f.path)
+#: A deferred run of at least this many files parses them in worker processes (one per core).
+PARSE_POOL_MIN_FILES = 300
+#: Most parse worker processes (each holds the tree-sitter grammars, ~60-100 MB while it lives).
+PARSE_POOL_MAX_WORKERS = 4
+
+
+@contextlib.contextmanager
+def parse_pool(files: int) -> Iterator[ProcessPoolExecutor | None]:
+    """Worker processes for parsing ``files`` files, or None when in-process parsing is better.
+
+    Only a large run on a machine with more than one core gets a pool; it is stopped with the
+    phase. ``forkserver`` (``spawn`` where it is missing), never ``fork``: LanceDB is not
+    fork-safe. As with any ``multiprocessing`` start method but ``fork``, a script that calls
+    ``index_project`` must keep its entry point under ``if __name__ == "__main__":`` (the CLI and
+    both servers do); a worker that dies only makes the rest of the run parse in process.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if files < PARSE_POOL_MIN_FILES or cores < 2:
+        yield None
+        return
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    pool = ProcessPoolExecutor(
+        max_workers=min(cores, PARSE_POOL_MAX_WORKERS), mp_context=multiprocessing.get_context(method)
+    )
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _parsed_batches(
+    batches: Iterator[tuple[FileChange, ...]], pool: ProcessPoolExecutor | None
+) -> Iterator[tuple[tuple[FileChange, ...], list[ParsedFile] | None]]:
+    """Batches with their parsed files; with a pool, the next batch parses while this one is written."""
+    if pool is None:
+        for batch in batches:
+            yield batch, None
+        return
+    ahead: tuple[tuple[FileChange, ...], list[Future[ParsedFile]]] | None = None
+    first = True
+    broken = False
+    for batch in batches:
+        if first or broken:  # the small first batch is parsed here while the workers start
+            first = False
+            yield batch, None
+            continue
         try:
-            out.append(
-                GraphRows(f.path, f.language, graph.extract_file_graph(f.path, c.data, f.language), spans)
-            )
-        except Exception as exc:
-            log.exception("graph extraction failed for %s", f.path)
-            summary.errors.append(f"{f.path}: graph extraction failed: {exc}")
-    return tuple(out)
+            futures = [pool.submit(parse_file, c.file.path, c.data, c.file.language) for c in batch]
+        except BrokenProcessPool:
+            broken, futures = True, []
+        if ahead is not None:
+            yield ahead[0], _results(ahead)
+        ahead = (batch, futures) if futures else None
+        if broken:
+            yield batch, None
+    if ahead is not None:
+        yield ahead[0], _results(ahead)
+
+
+def _results(
+    ahead: tuple[tuple[FileChange, ...], list[Future[ParsedFile]]],
+) -> list[ParsedFile] | None:
+    """The workers' results, or None (parse here) when a worker died: the run never depends on them."""
+    try:
+        return [f.result() for f in ahead[1]]
+    except BrokenProcessPool:
+        log.warning("a parse worker process died; parsing the rest of the run in process")
+        return None
+
+
+def _groups(pending: list[tuple[str, int]], chunks: int) -> Iterator[list[str]]:
+    """File paths in groups of about ``chunks`` rows (a file is never split)."""
+    group: list[str] = []
+    size = 0
+    for path, count in pending:
+        group.append(path)
+        size += count
+        if size >= chunks:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
 
 
 class _Run:
@@ -451,8 +528,16 @@ class _Run:
             with timer.phase("graph"):
                 self.state.reresolve_imports(plan.project_files)
         self._check_cancel()
+        pending = self.state.pending_files()
+        if pending:
+            # Every row and the full-text index are published before the first vector is computed
+            # (keyword search answers for the whole project); the semantic leg joins batch by batch.
+            with timer.phase("index"):
+                store.refresh_indices(full=full, rebuild=broken, vectors_complete=False)
+                self.state.publish(store.version)
+            self._embed_pending(pending, store, summary, timer)
         with timer.phase("index"):
-            store.refresh_indices(full=full, rebuild=broken)
+            store.refresh_indices(full=full, rebuild=broken, fts_fresh=bool(pending))
             self.state.publish(store.version, finished=True, commit=commit)
             self._prune(store)
 
@@ -463,24 +548,76 @@ class _Run:
         self.progress.files(0, total)
         pending_deleted = plan.deleted
         new_table = store.count() == 0
-        for batch in self._batches(plan.changed):
-            self._check_cancel()
-            self._index_batch(batch, pending_deleted, store, plan.project_files, commit, summary, timer)
-            pending_deleted = ()
-            done += len(batch)
-            self.progress.files(done, total)
-            if (
-                new_table and not store.has_fts_index()
-            ) or summary.chunks_written - folded_at >= FOLD_EVERY_ROWS:
-                # An early FTS index makes a big first index keyword-searchable after one batch;
-                # folding new rows into the indices as we go keeps a searcher reading a published
-                # version from scanning thousands of un-indexed rows during a long re-index.
-                with timer.phase("index"):
-                    store.refresh_indices(full=False)
-                    self.state.publish(store.version)
-                folded_at = summary.chunks_written
+        # A big change publishes its rows first and embeds after (``_embed_pending``); a small one
+        # (and a rebuild, which readers cannot see before its swap) embeds batch by batch inline.
+        defer = not self.beside and total > FIRST_BATCH_FILES
+        vectors_complete = not defer and not self.state.pending_files()
+        with parse_pool(total if defer else 0) as pool:
+            for batch, parsed in _parsed_batches(self._batches(plan.changed), pool):
+                self._check_cancel()
+                self._index_batch(
+                    batch,
+                    pending_deleted,
+                    store,
+                    plan.project_files,
+                    commit,
+                    summary,
+                    timer,
+                    defer=defer,
+                    parsed=parsed,
+                )
+                pending_deleted = ()
+                done += len(batch)
+                self.progress.files(done, total)
+                if (new_table and not store.has_fts_index()) or (
+                    # Deferring, rows come fast and one fold follows them all (``_execute``); an FTS
+                    # query scans rows its index does not cover yet, so every batch answers at once.
+                    not defer and summary.chunks_written - folded_at >= FOLD_EVERY_ROWS
+                ):
+                    # An early FTS index makes a big first index keyword-searchable after one batch;
+                    # folding new rows into the indices as we go keeps a searcher reading a published
+                    # version from scanning thousands of un-indexed rows during a long re-index.
+                    with timer.phase("index"):
+                        store.refresh_indices(full=False, vectors_complete=vectors_complete)
+                        self.state.publish(store.version)
+                    folded_at = summary.chunks_written
         if pending_deleted:
             self._index_batch((), pending_deleted, store, plan.project_files, commit, summary, timer)
+
+    def _embed_pending(
+        self, pending: list[tuple[str, int]], store: ChunkStore, summary: IndexSummary, timer: _Timer
+    ) -> None:
+        """Embed the rows published without vectors, a batch of files at a time, each batch published.
+
+        A crash or cancel here leaves the last published version readable (keyword-complete,
+        partly semantic); ``files.vectors_pending`` tells the next run what is left to embed.
+        """
+        total = sum(count for _, count in pending)
+        done, since_fold = 0, 0
+        self.progress.chunks(0, total)
+        for group in _groups(pending, EMBED_BATCH_CHUNKS):
+            self._check_cancel()
+            with timer.phase("embed"):
+                inputs = self.state.embed_inputs(group)
+                base = done
+
+                def on_progress(n: int, _total: int, base: int = base) -> None:
+                    self.progress.chunks(base + n, total)
+                    self._check_cancel()
+
+                texts = [embed_text({"symbol_name": symbol, "text": text}) for _, symbol, text in inputs]
+                outcome = self.cache.embed(texts, on_progress)
+                summary.chunks_embedded += outcome.embedded
+                summary.chunks_reused += outcome.reused
+            with timer.phase("write"):
+                store.set_vectors([cid for cid, _, _ in inputs], outcome.vectors)
+                done += len(inputs)
+                since_fold += len(inputs)
+                if since_fold >= FOLD_EVERY_ROWS and done < total:
+                    store.refresh_indices(full=False, vectors_complete=False)
+                    since_fold = 0
+                self.state.publish_vectors(group, store.version)
+            self.progress.chunks(done, total)
 
     def _prune(self, store: ChunkStore) -> None:
         floor = self.state.prune_floor(KEEP_VERSIONS_FOR.total_seconds())
@@ -543,44 +680,75 @@ class _Run:
         commit: str,
         summary: IndexSummary,
         timer: _Timer,
+        *,
+        defer: bool = False,
+        parsed: list[ParsedFile] | None = None,
     ) -> None:
         with timer.phase("parse"):
-            records, file_rows = self._parse(batch, commit, summary)
-        with timer.phase("graph"):
-            graphs = graph_rows(batch, records, summary)
-        with timer.phase("embed"):
-            vectors = self._embed(records, summary)
+            here = parsed is None
+            if parsed is None:
+                parsed = [parse_file(c.file.path, c.data, c.file.language) for c in batch]
+            records, file_rows, graphs = self._parse(batch, parsed, commit, summary)
+        if here:  # parsed in process: the graph's share of the time is the graph phase's
+            graph_seconds = sum(p.graph_seconds for p in parsed)
+            timer.add("graph", graph_seconds)
+            timer.add("parse", -graph_seconds)
+        missing: np.ndarray | None = None
+        if defer:
+            vectors, missing = self._cached(records)
+            waiting = {r.file_path for r, m in zip(records, missing, strict=True) if m}
+            file_rows = tuple(replace(f, vectors_pending=int(f.path in waiting)) for f in file_rows)
+        else:
+            with timer.phase("embed"):
+                vectors = self._embed(records, summary)
         with timer.phase("write"):
             replaced = tuple(c.file.path for c in batch) + deleted
             old_count = self.state.count_chunks(replaced)
-            store.replace_files(replaced, records, vectors)
+            store.replace_files(replaced, records, vectors, missing)
             write = BatchWrite(replaced, deleted, records, file_rows, graphs)
             self.state.write_batch(write, project_files, store.version)
             summary.chunks_written += len(records)
             summary.chunks_deleted += max(0, old_count - len(records))
 
     def _parse(
-        self, batch: tuple[FileChange, ...], commit: str, summary: IndexSummary
-    ) -> tuple[tuple[ChunkRecord, ...], tuple[FileRow, ...]]:
+        self,
+        batch: tuple[FileChange, ...],
+        parsed: list[ParsedFile],
+        commit: str,
+        summary: IndexSummary,
+    ) -> tuple[tuple[ChunkRecord, ...], tuple[FileRow, ...], tuple[GraphRows, ...]]:
+        """Records, file rows and graph rows of a batch from its parsed files (``parse_worker``)."""
         previous = self.state.previous_chunks([c.file.path for c in batch])
         records: list[ChunkRecord] = []
         file_rows: list[FileRow] = []
-        for c in batch:
+        graphs: list[GraphRows] = []
+        for c, p in zip(batch, parsed, strict=True):
             f = c.file
-            try:
-                drafts = chunk_file(f.path, c.data, f.language)
-            except Exception as exc:  # a broken file must never stop the run
-                log.exception("chunking failed for %s", f.path)
+            if p.chunk_error:
                 summary.files_failed += 1
-                summary.errors.append(f"{f.path}: chunking failed: {exc}")
-                drafts = []
-            ordered = sorted(drafts, key=lambda d: (d.start_line, d.end_line))  # file order, for neighbours
-            records.extend(
-                chunk_record(self.project, f, d, i, commit, previous) for i, d in enumerate(ordered)
-            )
+                summary.errors.append(p.chunk_error)
+            ordered = sorted(p.drafts, key=lambda d: (d.start_line, d.end_line))  # file order
+            mine = [chunk_record(self.project, f, d, i, commit, previous) for i, d in enumerate(ordered)]
+            records.extend(mine)
             file_rows.append(FileRow(f.path, c.digest, f.size, f.mtime, f.language, utc_now(), len(ordered)))
             summary.files_parsed += 1
-        return tuple(records), tuple(file_rows)
+            if p.graph is None:
+                summary.errors.append(p.graph_error)
+            else:
+                spans = tuple((r.chunk_id, r.start_line, r.end_line) for r in mine)
+                graphs.append(GraphRows(f.path, f.language, p.graph, spans))
+        return tuple(records), tuple(file_rows), tuple(graphs)
+
+    def _cached(self, records: tuple[ChunkRecord, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors the cache already holds, and the mask of the rows still without one."""
+        vectors = np.zeros((len(records), self.embedder.dimension), dtype=np.float32)
+        missing = np.ones(len(records), dtype=bool)
+        hashes = [text_hash(embed_text(r)) for r in records]
+        cached = self.cache.get(hashes)
+        for i, h in enumerate(hashes):
+            if h in cached:
+                vectors[i], missing[i] = cached[h], False
+        return vectors, missing
 
     def _embed(self, records: tuple[ChunkRecord, ...], summary: IndexSummary) -> np.ndarray:
         base = summary.chunks_embedded

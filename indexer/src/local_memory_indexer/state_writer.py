@@ -34,6 +34,8 @@ class FileRow:
     language: str
     indexed_at: str
     chunk_count: int
+    #: 1 while the file's rows are published without vectors (the embedding phase clears it).
+    vectors_pending: int = 0
 
 
 @dataclass(frozen=True)
@@ -173,10 +175,11 @@ class StateWriter:
                 self.conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in batch.deleted])
             self.conn.executemany(mirror_insert_sql(), [r.mirror_values() for r in batch.records])
             self.conn.executemany(
-                "INSERT INTO files(path, content_hash, size, mtime, language, indexed_at, chunk_count) "
-                "VALUES (?,?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET content_hash=excluded.content_hash, "
-                "size=excluded.size, mtime=excluded.mtime, language=excluded.language, "
-                "indexed_at=excluded.indexed_at, chunk_count=excluded.chunk_count",
+                "INSERT INTO files(path, content_hash, size, mtime, language, indexed_at, chunk_count, "
+                "vectors_pending) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET "
+                "content_hash=excluded.content_hash, size=excluded.size, mtime=excluded.mtime, "
+                "language=excluded.language, indexed_at=excluded.indexed_at, chunk_count=excluded.chunk_count, "
+                "vectors_pending=excluded.vectors_pending",
                 [astuple(f) for f in batch.files],
             )
             for path in batch.replaced:
@@ -184,6 +187,29 @@ class StateWriter:
             for g in batch.graphs:
                 graph.write_file_graph(
                     self.conn, g.path, g.language, g.file_graph, list(g.spans), project_files
+                )
+            self._set_published(version)
+
+    def pending_files(self) -> list[tuple[str, int]]:
+        """Files published without vectors, with their chunk counts, in path order."""
+        rows = self.conn.execute(
+            "SELECT path, chunk_count FROM files WHERE vectors_pending = 1 ORDER BY path"
+        ).fetchall()
+        return [(str(r[0]), int(r[1])) for r in rows]
+
+    def embed_inputs(self, file_paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        """``(chunk_id, symbol_name, text)`` of the files' mirror rows, what the embedder needs."""
+        sql = "SELECT chunk_id, symbol_name, text FROM chunks WHERE file_path IN ({marks})"
+        return [(r[0], r[1] or "", r[2]) for r in self.in_batches(sql, file_paths)]
+
+    def publish_vectors(self, file_paths: Sequence[str], version: int) -> None:
+        """Publish ``version``, whose rows of ``file_paths`` now carry vectors (one commit)."""
+        with self.txn():
+            for i in range(0, len(file_paths), 500):
+                part = list(file_paths[i : i + 500])
+                self.conn.execute(
+                    f"UPDATE files SET vectors_pending = 0 WHERE path IN ({','.join('?' * len(part))})",  # noqa: S608
+                    part,
                 )
             self._set_published(version)
 

@@ -95,25 +95,52 @@ class ChunkStore:
         return {path: sorted(keys) for path, keys in out.items()}
 
     def replace_files(
-        self, file_paths: Sequence[str], records: Sequence[ChunkRecord], vectors: np.ndarray
+        self,
+        file_paths: Sequence[str],
+        records: Sequence[ChunkRecord],
+        vectors: np.ndarray,
+        missing: np.ndarray | None = None,
     ) -> None:
-        """Delete every row of ``file_paths`` and add ``records`` (with ``vectors``)."""
+        """Delete every row of ``file_paths`` and add ``records`` (with ``vectors``).
+
+        Rows flagged in ``missing`` are written with a null vector: keyword-searchable at once,
+        skipped by vector search (a flat scan and the ANN index both pass over null vectors)
+        until ``set_vectors`` fills them.
+        """
         try:
             for batch in _batched(list(file_paths), 500):
                 if batch:
                     self.table.delete(f"file_path IN ({', '.join(_sql_str(p) for p in batch)})")
             if records:
-                self.table.add(self._to_arrow([r.lance_row() for r in records], vectors))
+                self.table.add(self._to_arrow([r.lance_row() for r in records], vectors, missing))
         except Exception as exc:
             raise StoreError(f"LanceDB write failed: {exc}") from exc
 
-    def _to_arrow(self, rows: list[dict[str, Any]], vectors: np.ndarray) -> pa.Table:
+    def set_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Fill the vectors of existing rows (a partial-column merge keyed by ``chunk_id``)."""
+        if not chunk_ids:
+            return
+        update = pa.table(
+            {"chunk_id": pa.array(list(chunk_ids), pa.string()), VECTOR_COLUMN: self._vector_array(vectors)}
+        )
+        try:
+            self.table.merge_insert("chunk_id").when_matched_update_all().execute(update)
+        except Exception as exc:
+            raise StoreError(f"LanceDB vector update failed: {exc}") from exc
+
+    def _vector_array(self, vectors: np.ndarray, missing: np.ndarray | None = None) -> pa.Array:
+        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+        mask = None if missing is None or not missing.any() else pa.array(missing, pa.bool_())
+        return pa.FixedSizeListArray.from_arrays(flat, self.dimension, mask=mask)
+
+    def _to_arrow(
+        self, rows: list[dict[str, Any]], vectors: np.ndarray, missing: np.ndarray | None = None
+    ) -> pa.Table:
         schema = chunk_arrow_schema(self.dimension)
         columns: dict[str, Any] = {
             name: [r[name] for r in rows] for name in schema.names if name != VECTOR_COLUMN
         }
-        flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
-        columns[VECTOR_COLUMN] = pa.FixedSizeListArray.from_arrays(flat, self.dimension)
+        columns[VECTOR_COLUMN] = self._vector_array(vectors, missing)
         return pa.Table.from_pydict(columns, schema=schema)
 
     def has_fts_index(self) -> bool:
@@ -122,19 +149,32 @@ class ChunkStore:
     def has_vector_index(self) -> bool:
         return any(VECTOR_COLUMN in idx.columns for idx in self.table.list_indices())
 
-    def refresh_indices(self, *, full: bool, rebuild: Iterable[str] = ()) -> None:
-        """Create missing indices (and those named in ``rebuild``); fold new rows into existing ones."""
+    def refresh_indices(
+        self,
+        *,
+        full: bool,
+        rebuild: Iterable[str] = (),
+        vectors_complete: bool = True,
+        fts_fresh: bool = False,
+    ) -> None:
+        """Create missing indices (and those named in ``rebuild``); fold new rows into existing ones.
+
+        While rows still lack vectors (``vectors_complete`` false) only the FTS index is built or
+        folded: Lance cannot fold null vectors into an IVF index, and training one on a part of
+        the rows would be wasted work. ``fts_fresh``: the FTS index was just (re)built this run,
+        so ``full``/``rebuild`` only recreate the vector index.
+        """
         rebuild = frozenset(rebuild)
         try:
             rows = self.count()
-            if rows and (full or "fts" in rebuild or not self.has_fts_index()):
-                self.table.create_index(
-                    FTS_COLUMN,
-                    config=FTS(
-                        base_tokenizer="simple", stem=True, remove_stop_words=False, max_token_length=64
-                    ),
-                    replace=True,
-                )
+            new_fts = not fts_fresh and (full or "fts" in rebuild)
+            if not vectors_complete:
+                if rows and (new_fts or not self.has_fts_index()):
+                    self._create_fts()
+                self._fold_fts()
+                return
+            if rows and (new_fts or not self.has_fts_index()):
+                self._create_fts()
             if rows >= ANN_MIN_ROWS and (full or "vector" in rebuild or not self.has_vector_index()):
                 self.table.create_index(
                     metric="cosine",
@@ -149,6 +189,22 @@ class ChunkStore:
             self.table.optimize(cleanup_older_than=_NO_CLEANUP)
         except Exception as exc:
             raise StoreError(f"LanceDB index maintenance failed: {exc}") from exc
+
+    def _create_fts(self) -> None:
+        self.table.create_index(
+            FTS_COLUMN,
+            config=FTS(base_tokenizer="simple", stem=True, remove_stop_words=False, max_token_length=64),
+            replace=True,
+        )
+
+    def _fold_fts(self) -> None:
+        """Compact and fold new rows into the FTS index only (never the vector index)."""
+        names = [idx.name for idx in self.table.list_indices() if FTS_COLUMN in idx.columns]
+        dataset = self.table.to_lance()
+        dataset.optimize.compact_files()
+        if names:
+            dataset.optimize.optimize_indices(index_names=names)
+        self.table.checkout_latest()  # see the dataset-level writes above
 
     def broken_indices(self) -> list[str]:
         """Indices that are listed but cannot answer a query (their files deleted or damaged)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import warnings
 from functools import cache
 from typing import Any
@@ -42,9 +43,27 @@ def get_parser(language: str) -> Any:
     return parser
 
 
+_last = threading.local()
+
+
 def parse(language: str, source: bytes) -> Any:
-    """Parse ``source``; returns a tree (errors become ERROR nodes, never exceptions)."""
-    return get_parser(language).parse(source)
+    """Parse ``source``; returns a tree (errors become ERROR nodes, never exceptions).
+
+    The chunker and the graph extractor both parse each file; the indexer calls them one after
+    the other on the same ``bytes`` object, so the last tree of this thread is reused when the
+    very same object (identity, not equality) is parsed again. Trees are never edited here.
+    """
+    last = getattr(_last, "entry", None)
+    if last is not None and last[0] == language and last[1] is source:
+        return last[2]
+    tree = get_parser(language).parse(source)
+    _last.entry = (language, source, tree)
+    return tree
+
+
+def forget_last_tree() -> None:
+    """Drop this thread's remembered tree (the indexer calls it after each file)."""
+    _last.entry = None
 
 
 def query(language: str, source: str) -> Any:

@@ -25,6 +25,7 @@ from local_memory_shared.contract import (
     RERANK_UNAVAILABLE,
     SCHEMA_VERSION_MISMATCH,
     VECTOR_LEG_UNAVAILABLE,
+    VECTORS_PENDING,
 )
 from local_memory_shared.contract import SEARCH_WARNING_CODES as WARNING_CODES
 from local_memory_shared.envelope import warning
@@ -46,6 +47,7 @@ __all__ = [
     "QUERY_DIMENSION_MISMATCH",
     "RERANK_UNAVAILABLE",
     "SCHEMA_VERSION_MISMATCH",
+    "VECTORS_PENDING",
     "VECTOR_LEG_UNAVAILABLE",
     "WARNING_CODES",
     "warn",
@@ -64,6 +66,7 @@ DEGRADED: frozenset[str] = frozenset(
         FTS_UNAVAILABLE,
         LANCE_MISSING,
         LANCE_UNAVAILABLE,
+        VECTORS_PENDING,
     }
 )
 

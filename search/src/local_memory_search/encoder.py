@@ -96,9 +96,14 @@ class QueryEncoder:
 
         ONNX Runtime and the tokenizer load outside the GIL, so a fresh process's first hybrid
         answer no longer pays for the model after the imports. Only when the configured backend
-        is ``onnx`` (the default); the first query waits for it instead of loading a second copy.
+        is ``onnx`` (the default) and ``LOCAL_MEMORY_PREWARM_ENCODER`` is not 0; the first query
+        waits for it instead of loading a second copy.
         """
-        if settings.embed_backend.strip().lower() != "onnx" or self._warming is not None:
+        if (
+            not settings.prewarm_encoder
+            or settings.embed_backend.strip().lower() != "onnx"
+            or self._warming is not None
+        ):
             return
         model = settings.embed_model or DEFAULT_MODELS["onnx"]
         choice = EncoderChoice("onnx", model, settings.embed_dimension or 384, inferred=False)

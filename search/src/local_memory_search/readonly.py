@@ -8,6 +8,7 @@ release is refused until someone decides it only reads. ``MUTATING_TABLE_METHODS
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +160,36 @@ class ReadOnlyDB:
         return self.open_table(name)
 
 
+#: Bounds of the one LanceDB session every read-only connection of this process shares. Lance's
+#: defaults (a 6 GiB index cache, a 1 GiB metadata cache, per connection) let a long-running
+#: server grow with every version and project it ever opened; these hold the FTS/ANN index
+#: pages and manifests of the few projects an agent works on at once.
+INDEX_CACHE_BYTES = 128 * 2**20
+METADATA_CACHE_BYTES = 32 * 2**20
+_session_lock = threading.Lock()
+_session: Any = None
+
+
+def lance_session() -> Any:
+    """The process-wide, size-bounded LanceDB session (created on first use)."""
+    global _session
+    import lancedb
+
+    with _session_lock:
+        if _session is None:
+            _session = lancedb.Session(
+                index_cache_size_bytes=INDEX_CACHE_BYTES, metadata_cache_size_bytes=METADATA_CACHE_BYTES
+            )
+        return _session
+
+
+def reset_lance_session() -> None:
+    """Start a new session: connections opened from now on read index files and manifests afresh."""
+    global _session
+    with _session_lock:
+        _session = None
+
+
 def connect_read_only(lance_dir: Path | LanceLocation) -> ReadOnlyDB:
     """Connect to an existing LanceDB folder (never creating it, as ``lancedb.connect`` would) or
     to a database on an object store (where connecting creates nothing)."""
@@ -167,6 +198,6 @@ def connect_read_only(lance_dir: Path | LanceLocation) -> ReadOnlyDB:
     if not lance_dir.remote and not lance_dir.local.is_dir():
         raise StoreError(f"LanceDB folder {lance_dir} does not exist")
     try:
-        return ReadOnlyDB(lance_dir.connect(read_consistency_interval=None))
+        return ReadOnlyDB(lance_dir.connect(read_consistency_interval=None, session=lance_session()))
     except Exception as exc:  # lancedb raises many unrelated types; map them at the boundary
         raise StoreError(f"cannot open LanceDB at {lance_dir}: {exc}") from exc

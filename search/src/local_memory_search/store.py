@@ -37,12 +37,13 @@ from local_memory_shared.state_reader import (
     ProjectRow,
     open_state_ro,
     read_index_meta,
+    read_pending_vectors,
     read_project_row,
     writer_alive,
 )
 
 from . import degradation as W
-from .readonly import ReadOnlyTable, connect_read_only
+from .readonly import ReadOnlyTable, connect_read_only, reset_lance_session
 
 log = logging.getLogger(__name__)
 
@@ -138,8 +139,9 @@ _TABLES = _TableCache(_TABLE_CACHE_SIZE)
 
 
 def clear_caches() -> None:
-    """Forget every open LanceDB handle (tests that move folders around call this)."""
+    """Forget every open LanceDB handle and the session's cached index pages and manifests."""
     _TABLES.clear()
+    reset_lance_session()
 
 
 @dataclass
@@ -159,6 +161,8 @@ class IndexReader:
     has_vector_index: bool = False
     #: ok | missing | unavailable | unpublished
     lance_state: str = "unpublished"
+    #: Chunks of the published version that have no vector yet (keyword-only until embedded).
+    pending_vectors: int = 0
     warnings: list[dict[str, str]] = field(default_factory=list)
 
     @property
@@ -318,6 +322,7 @@ def open_index(
         )
         _check_status(reader)
         _open_lance(reader)
+        _check_vectors(reader)
         if meta is not None and meta.schema_version != SCHEMA_VERSION:
             reader.warnings.append(
                 W.warn(
@@ -369,6 +374,25 @@ def _check_status(reader: IndexReader) -> None:
     if running:
         code = W.INDEX_BUILDING if row.last_indexed_at is None else W.INDEX_UPDATING
         reader.warnings.append(W.warn(code, progress))
+
+
+def _check_vectors(reader: IndexReader) -> None:
+    """Warn with the fraction of the project the semantic leg cannot see yet (rows without vectors)."""
+    if reader.project_row.published_version is None:
+        return
+    try:
+        pending = read_pending_vectors(reader.conn)
+        total = reader.mirror_count() if pending else 0
+    except sqlite3.Error:
+        return
+    reader.pending_vectors = pending
+    if pending and total:
+        reader.warnings.append(
+            W.warn(
+                W.VECTORS_PENDING,
+                f"{pending} of {total} chunks ({pending / total:.0%}) are not yet semantically searchable.",
+            )
+        )
 
 
 def _open_lance(reader: IndexReader) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .paths import iter_project_dirs
-from .state_reader import open_state_ro, pid_alive
+from .state_reader import open_state_ro, pid_alive, read_pending_vectors
 
 #: Job states the indexer writes to the ``jobs`` table.
 RUNNING = "running"
@@ -83,6 +83,7 @@ def _project_rows(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     rows = []
     files = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
     chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    pending = read_pending_vectors(conn)
     for proj in conn.execute("SELECT * FROM projects").fetchall():
         meta = conn.execute(
             "SELECT backend, model, dimension, schema_version FROM index_meta WHERE project_path = ?",
@@ -95,6 +96,8 @@ def _project_rows(conn: sqlite3.Connection) -> list[dict[str, Any]]:
                 "status": proj["status"],
                 "files": files,
                 "chunks": chunks,
+                "chunks_pending_vectors": pending,
+                "semantic_coverage": round(1.0 - pending / chunks, 4) if chunks else 1.0,
                 "backend": meta["backend"] if meta else None,
                 "model": meta["model"] if meta else None,
                 "dimension": meta["dimension"] if meta else None,

@@ -44,6 +44,11 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "GEMINI_BASE_URL": ("(Google's endpoint)", "Override of the Gemini API base URL (proxies, tests)."),
     "LOCAL_MEMORY_MAX_FILE_BYTES": (str(DEFAULT_MAX_FILE_BYTES), "Files larger than this are skipped."),
     "LOCAL_MEMORY_EMBED_THREADS": ("(all cores)", "ONNX Runtime intra-op threads."),
+    "LOCAL_MEMORY_PREWARM_ENCODER": (
+        "1",
+        "1: the search server loads the ONNX query model at start (first hybrid answer sooner); "
+        "0: on the first semantic query (a keyword-only session never holds it, ~90-150 MB less).",
+    ),
     "LOCAL_MEMORY_HTTP_TOKEN": ("—", "Bearer token the MCP servers require on --http (or pass --token)."),
     "LOCAL_MEMORY_HTTP_SESSION_IDLE_SECONDS": (
         str(DEFAULT_HTTP_SESSION_IDLE_SECONDS),
@@ -160,6 +165,7 @@ class Settings:
     rerank_timeout: float = DEFAULT_RERANK_TIMEOUT
     #: Object-store root of the LanceDB data (``LOCAL_MEMORY_LANCE_URI``), None = under data_root.
     lance_uri: str | None = None
+    prewarm_encoder: bool = True
 
 
 def load_settings() -> Settings:
@@ -179,6 +185,8 @@ def load_settings() -> Settings:
         gemini_base_url=(_env("GEMINI_BASE_URL") or "").rstrip("/") or None,
         rerank_timeout=float(_env("RERANK_TIMEOUT") or DEFAULT_RERANK_TIMEOUT),
         lance_uri=parse_lance_uri(_env("LOCAL_MEMORY_LANCE_URI")),
+        prewarm_encoder=(_env("LOCAL_MEMORY_PREWARM_ENCODER") or "1").strip().lower()
+        not in ("0", "false", "no", "off"),
     )
 
 

@@ -73,6 +73,7 @@ LANCE_UNAVAILABLE = "lance_unavailable"
 NO_MATCHES = "no_matches"
 PAGE_EMPTY = "page_empty"
 RERANK_UNAVAILABLE = "rerank_unavailable"
+VECTORS_PENDING = "vectors_pending"
 
 #: Every warning code the search tools emit, with what it means for the answer.
 #: Memory search (contract 1.1): hit events could not reach the indexer; a quoted phrase needs positions.
@@ -97,6 +98,8 @@ SEARCH_WARNING_CODES: dict[str, str] = {
     NO_MATCHES: "The index is healthy but nothing matched this query (and filters).",
     PAGE_EMPTY: "The offset is past the last result.",
     RERANK_UNAVAILABLE: "The LLM re-ranker (Ollama) could not answer; results keep their retrieval order.",
+    VECTORS_PENDING: "Part of the project is published without vectors yet (an index run publishes rows and the "
+    "full-text index first, then embeds): the keyword leg covers it, the semantic leg cannot find it yet.",
     HITS_NOT_RECORDED: "Memory hits (hitIds / get_memory) could not be handed to the indexer (not running); "
     "the answer is complete, only the hit counters were not bumped.",
     FTS_PHRASE_UNSUPPORTED: "The memory full-text index has no positions: a quoted phrase matched as all of "

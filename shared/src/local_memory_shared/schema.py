@@ -186,8 +186,11 @@ CREATE TABLE IF NOT EXISTS files (
     mtime        REAL NOT NULL,
     language     TEXT,
     indexed_at   TEXT NOT NULL,
-    chunk_count  INTEGER NOT NULL
+    chunk_count  INTEGER NOT NULL,
+    vectors_pending INTEGER NOT NULL DEFAULT 0  -- 1: rows published before their vectors (keyword-only)
 );
+-- Every search reads how much is still keyword-only: only pending files are in this index.
+CREATE INDEX IF NOT EXISTS files_vectors_pending ON files(path) WHERE vectors_pending = 1;
 
 -- Mirror of the LanceDB rows without vectors: SQLite fallback, neighbours, doctor.
 CREATE TABLE IF NOT EXISTS chunks (

@@ -140,6 +140,21 @@ class ProjectRow:
     lance_dir: str = "lance"
 
 
+def read_pending_vectors(conn: sqlite3.Connection) -> int:
+    """Chunks published without their vectors yet (keyword-searchable, not yet semantically).
+
+    A first index publishes every row and the full-text index before it embeds; the embedding
+    phase then clears ``files.vectors_pending`` batch by batch (``pipeline`` in the indexer).
+    """
+    try:
+        row = conn.execute(
+            "SELECT COALESCE(SUM(chunk_count), 0) FROM files WHERE vectors_pending = 1"
+        ).fetchone()
+    except sqlite3.OperationalError:
+        return 0
+    return int(row[0])
+
+
 def read_project_row(conn: sqlite3.Connection, project_path: str) -> ProjectRow | None:
     """The project's row, or None."""
     try:

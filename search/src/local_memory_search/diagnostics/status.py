@@ -149,6 +149,7 @@ def _sqlite_status(reader: IndexReader) -> dict[str, Any]:
         "status": row.status,
         "indexed_files": int(conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]),
         "indexed_chunks": int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]),
+        "chunks_pending_vectors": reader.pending_vectors,
         "lance_rows": None,
         "chunks_by_language": _grouped(conn, "chunks"),
         "files_by_language": _grouped(conn, "files"),
