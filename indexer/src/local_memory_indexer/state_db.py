@@ -8,18 +8,43 @@ the tables. The version-bump rule is in :mod:`local_memory_shared.schema`'s docs
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 from pathlib import Path
 
 from local_memory_shared.errors import ProvenanceMismatch, StoreError
 from local_memory_shared.schema import STATE_DDL
 
-__all__ = ["STATE_DDL_STAMP", "open_state_rw"]
+__all__ = ["STATE_DDL_STAMP", "UPGRADES", "open_state_rw"]
+
+log = logging.getLogger(__name__)
 
 
 #: Stamped into ``PRAGMA user_version``: any change to the DDL changes it, so a state DB written
 #: by another build of the schema is detected instead of failing later on a missing column.
 STATE_DDL_STAMP = int(hashlib.sha256(STATE_DDL.encode()).hexdigest()[:7], 16)
+
+
+#: In-place upgrades of a state DB written by an earlier schema build: the earlier build's stamp →
+#: the statements that bring it to this one. Only additive changes belong here (a new column with
+#: a default, a new index); anything else is refused with the ``--rebuild`` advice.
+UPGRADES: dict[int, str] = {
+    # Two-phase publication (keyword rows before vectors): files.vectors_pending and its index.
+    198612326: (
+        "ALTER TABLE files ADD COLUMN vectors_pending INTEGER NOT NULL DEFAULT 0;\n"
+        "CREATE INDEX IF NOT EXISTS files_vectors_pending ON files(path) WHERE vectors_pending = 1;\n"
+    ),
+}
+
+
+def _upgrade(conn: sqlite3.Connection, stamp: int) -> bool:
+    """Bring a DB of the build stamped ``stamp`` to this build in one transaction; False if unknown."""
+    script = UPGRADES.get(stamp)
+    if script is None:
+        return False
+    conn.executescript(f"BEGIN IMMEDIATE;\n{script}PRAGMA user_version = {STATE_DDL_STAMP};\nCOMMIT;")
+    log.info("state DB upgraded in place from schema build %s to %s", stamp, STATE_DDL_STAMP)
+    return True
 
 
 def open_state_rw(path: Path, *, reset: bool = False) -> sqlite3.Connection:
@@ -37,6 +62,8 @@ def open_state_rw(path: Path, *, reset: bool = False) -> sqlite3.Connection:
         conn.execute("PRAGMA foreign_keys=ON")
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         stamp = conn.execute("PRAGMA user_version").fetchone()[0]
+        if tables and stamp != STATE_DDL_STAMP and not reset and _upgrade(conn, stamp):
+            stamp = STATE_DDL_STAMP
         if tables and stamp != STATE_DDL_STAMP:
             if not reset:
                 conn.close()
