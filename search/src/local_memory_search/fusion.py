@@ -179,6 +179,8 @@ def fuse(
     meta: dict[str, dict[str, Any]] = {}
     for leg in reversed(legs):
         meta.update(leg.meta)
+    knobs = knobs or ranking.KNOBS
+    shape = ranking.QueryShape.of(req.query)
     ctx = _Context(
         req,
         alpha_effective,
@@ -186,8 +188,8 @@ def fuse(
         max((h.score for h in kw.values()), default=0.0),
         query_identifiers(req.query),
         _parse_ts(newest),
-        knobs or ranking.KNOBS,
-        ranking.QueryShape.of(req.query),
+        knobs,
+        shape,
     )
     ids = dict.fromkeys([*sem, *kw, *dfn])
     out = [_score_one(ctx, c, sem.get(c), kw.get(c), dfn.get(c), meta.get(c, {})) for c in ids]

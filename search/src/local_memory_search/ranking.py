@@ -35,17 +35,30 @@ class RankingKnobs:
 
     path_prior: float = 0.7
     reexport_prior: float = 0.8
-    file_name_boost: float = 0.5
+    file_name_boost: float = 2.0
     folder_name_boost: float = 0.0
-    file_bonus: float = 0.0
-    diversity: float = 0.6
+    file_bonus: float = 1.0
+    diversity: float = 0.1
     definition_weight: float = 0.5
     symbol_alpha_shift: float = 0.0
+    name_prefix: float = 4.0
+    doc_prior: float = 0.5
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
 KNOBS = RankingKnobs()
-OFF = RankingKnobs(1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+OFF = RankingKnobs(
+    path_prior=1.0,
+    reexport_prior=1.0,
+    file_name_boost=0.0,
+    folder_name_boost=0.0,
+    file_bonus=0.0,
+    diversity=1.0,
+    definition_weight=0.0,
+    symbol_alpha_shift=0.0,
+    name_prefix=0.0,
+    doc_prior=1.0,
+)
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
 _EXAMPLE_DIRS = frozenset(
@@ -54,6 +67,10 @@ _EXAMPLE_DIRS = frozenset(
 _SHIM_DIRS = frozenset({"compat", "legacy", "deprecated", "vendor", "vendored", "third_party", "thirdparty"})
 _TEST_FILE = re.compile(
     r"(^test_|_test$|_tests$|^tests?$|\.test$|\.spec$|_spec$|Tests?$|Spec$|^conftest$)", re.IGNORECASE
+)
+#: Prose, data and configuration files: a code question is answered by code before them.
+_DOC_SUFFIXES = frozenset(
+    ".md .markdown .rst .txt .adoc .org .json .yaml .yml .toml .zon .xml .html .htm .ini .cfg .lock .csv".split()
 )
 _REEXPORT_FILES = frozenset({"__init__.py", "index.ts", "index.js", "index.tsx", "index.mjs", "mod.ts"})
 #: Query words that ask about tests or examples themselves (a path prior would then hide the answer).
@@ -72,6 +89,7 @@ class QueryShape:
     words: frozenset[str]
     asks_tests: bool
     asks_examples: bool
+    asks_docs: bool = False
 
     @classmethod
     def of(cls, query: str) -> QueryShape:
@@ -79,7 +97,11 @@ class QueryShape:
         words = frozenset(_norm(w) for w in query_words(query) if w not in QUERY_STOPWORDS and len(w) > 1)
         asks_tests = any(w.startswith(("test", "spec", "fixture")) for w in words)
         asks_examples = any(w.startswith(("example", "demo", "sample")) for w in words)
-        return cls(words, asks_tests, asks_examples)
+        asks_docs = any(
+            w.startswith(("readme", "doc", "changelog", "config", "setting", "manifest", "yaml", "json", "toml"))
+            for w in words
+        )
+        return cls(words, asks_tests, asks_examples, asks_docs)
 
 
 def _path_words(parts: tuple[str, ...]) -> frozenset[str]:
@@ -100,6 +122,7 @@ class PathInfo:
     is_example: bool
     is_shim: bool
     is_reexport: bool
+    is_doc: bool
     stem_words: frozenset[str]
     dir_words: frozenset[str]
 
@@ -113,9 +136,10 @@ def path_info(path: str) -> PathInfo:
     stem_words = _path_words((p.name.rsplit(".", 1)[0],))
     return PathInfo(
         is_test=bool(dirs & _TEST_DIRS) or bool(_TEST_FILE.search(p.stem) or _TEST_FILE.search(stem)),
-        is_example=bool(dirs & _EXAMPLE_DIRS),
+        is_example=bool(dirs & _EXAMPLE_DIRS) or stem.lower() in _EXAMPLE_DIRS,
         is_shim=bool(dirs & _SHIM_DIRS),
         is_reexport=p.name in _REEXPORT_FILES,
+        is_doc=p.suffix.lower() in _DOC_SUFFIXES or (not p.suffix and p.name.isupper()),
         stem_words=stem_words,
         dir_words=_path_words(tuple(p.parts[:-1])) - stem_words,
     )
@@ -133,6 +157,8 @@ def path_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
         factor *= knobs.path_prior
     if info.is_reexport:
         factor *= knobs.reexport_prior
+    if info.is_doc and not shape.asks_docs:
+        factor *= knobs.doc_prior
     return factor
 
 
@@ -142,6 +168,25 @@ def name_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
         return 1.0
     info = path_info(path)
     n = len(shape.words)
-    in_stem = len(shape.words & info.stem_words) / n
-    in_dirs = len(shape.words & info.dir_words) / n
+    prefix = int(knobs.name_prefix)
+    in_stem = _matched(shape.words, info.stem_words, prefix) / n
+    in_dirs = _matched(shape.words, info.dir_words, prefix) / n
     return 1.0 + knobs.file_name_boost * in_stem + knobs.folder_name_boost * in_dirs
+
+
+def _matched(words: frozenset[str], names: frozenset[str], prefix: int) -> int:
+    """How many of ``words`` name one of ``names``: equal, or (``prefix`` > 0) the shorter of the
+    two, at least ``prefix`` characters long, starts the longer (``depend`` ~ ``dependencies``)."""
+    exact = words & names
+    if not prefix or len(exact) == len(words):
+        return len(exact)
+    return len(exact) + sum(1 for w in words - exact if _prefix_match(w, names, prefix))
+
+
+@lru_cache(maxsize=65536)
+def _prefix_match(word: str, names: frozenset[str], prefix: int) -> bool:
+    for name in names:
+        short, long = (word, name) if len(word) <= len(name) else (name, word)
+        if len(short) >= prefix and long.startswith(short):
+            return True
+    return False
