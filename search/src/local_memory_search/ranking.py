@@ -43,6 +43,8 @@ class RankingKnobs:
     symbol_alpha_shift: float = 0.0
     name_prefix: float = 4.0
     doc_prior: float = 0.5
+    prose_alpha_shift: float = 0.15
+    confidence_exponent: float = 2.0
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
@@ -58,6 +60,8 @@ OFF = RankingKnobs(
     symbol_alpha_shift=0.0,
     name_prefix=0.0,
     doc_prior=1.0,
+    prose_alpha_shift=0.0,
+    confidence_exponent=4.0,
 )
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
