@@ -288,7 +288,7 @@ def sweep(names: list[str], configs: dict[str, Any]) -> dict[str, dict[str, Any]
 
 
 def ablation(names: list[str]) -> dict[str, dict[str, Any]]:
-    """search_hybrid with every ranking factor off, each factor alone, and all together."""
+    """search_hybrid with every ranking factor off, each factor alone, all together, and all but each one."""
     from dataclasses import fields, replace
 
     from local_memory_search import ranking
@@ -299,6 +299,9 @@ def ablation(names: list[str]) -> dict[str, dict[str, Any]]:
         if getattr(default, f.name) != getattr(ranking.OFF, f.name):
             configs[f.name] = replace(ranking.OFF, **{f.name: getattr(default, f.name)})
     configs["all"] = default
+    for f in fields(ranking.RankingKnobs):
+        if getattr(default, f.name) != getattr(ranking.OFF, f.name):
+            configs[f"all but {f.name}"] = replace(default, **{f.name: getattr(ranking.OFF, f.name)})
     return sweep(names, configs)
 
 

@@ -43,7 +43,7 @@ class RankingKnobs:
     symbol_alpha_shift: float = 0.0
     name_prefix: float = 4.0
     doc_prior: float = 0.5
-    prose_alpha_shift: float = 0.15
+    prose_alpha_shift: float = 0.0
     confidence_exponent: float = 2.0
 
 
