@@ -236,7 +236,8 @@ def _per_file(ranked: list[Scored], knobs: ranking.RankingKnobs) -> list[Scored]
             else s
             for s in ranked
         ]
-        out.sort(key=_order)
+        if any(a is not b for a, b in zip(out, ranked, strict=True)):
+            out.sort(key=_order)
     if knobs.diversity != 1.0:
         seen: dict[str, int] = defaultdict(int)
         final = []
@@ -246,7 +247,8 @@ def _per_file(ranked: list[Scored], knobs: ranking.RankingKnobs) -> list[Scored]
                 seen[s.file_path] += 1
             else:
                 final.append(s)
-        final.sort(key=_order)
+        if any(a is not b for a, b in zip(final, out, strict=True)):
+            final.sort(key=_order)
         out = final
     return out
 

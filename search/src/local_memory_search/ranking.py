@@ -173,8 +173,8 @@ def name_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
     info = path_info(path)
     n = len(shape.words)
     prefix = int(knobs.name_prefix)
-    in_stem = _matched(shape.words, info.stem_words, prefix) / n
-    in_dirs = _matched(shape.words, info.dir_words, prefix) / n
+    in_stem = _matched(shape.words, info.stem_words, prefix) / n if knobs.file_name_boost else 0.0
+    in_dirs = _matched(shape.words, info.dir_words, prefix) / n if knobs.folder_name_boost else 0.0
     return 1.0 + knobs.file_name_boost * in_stem + knobs.folder_name_boost * in_dirs
 
 
