@@ -26,9 +26,9 @@ import shutil
 import sys
 import tarfile
 import time
-from pathlib import Path
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 

@@ -86,7 +86,9 @@ def test_single_leg_modes_carry_no_ranking_factor() -> None:
     assert [s.score for s in ranked] == [0.9, 0.8]
 
 
-@pytest.mark.parametrize("path", ["README.md", "docs/guide.rst", "build.zig.zon", "config/app.yaml", "LICENSE"])
+@pytest.mark.parametrize(
+    "path", ["README.md", "docs/guide.rst", "build.zig.zon", "config/app.yaml", "LICENSE"]
+)
 def test_prose_and_config_files_rank_below_code_unless_the_query_asks_for_them(path: str) -> None:
     knobs = replace(KNOBS, doc_prior=0.5)
     assert path_factor(path, QueryShape.of("parse the arguments"), knobs) == pytest.approx(0.5)
@@ -111,7 +113,9 @@ def test_name_prefix_lets_word_forms_meet_file_names() -> None:
 
 
 def test_a_file_holding_several_strong_chunks_gets_the_file_bonus() -> None:
-    sem = leg("semantic", [("b1", 0.9, "b.py"), ("a1", 0.89, "a.py"), ("a2", 0.88, "a.py"), ("c", 0.5, "c.py")])
+    sem = leg(
+        "semantic", [("b1", 0.9, "b.py"), ("a1", 0.89, "a.py"), ("a2", 0.88, "a.py"), ("c", 0.5, "c.py")]
+    )
     knobs = replace(OFF, file_bonus=1.0)
     ranked, _ = fuse(req("zzz"), 1.0, sem, None, NEWEST, knobs=knobs)
     assert [s.chunk_id for s in ranked][:2] == ["a1", "a2"]

@@ -102,7 +102,9 @@ class QueryShape:
         asks_tests = any(w.startswith(("test", "spec", "fixture")) for w in words)
         asks_examples = any(w.startswith(("example", "demo", "sample")) for w in words)
         asks_docs = any(
-            w.startswith(("readme", "doc", "changelog", "config", "setting", "manifest", "yaml", "json", "toml"))
+            w.startswith(
+                ("readme", "doc", "changelog", "config", "setting", "manifest", "yaml", "json", "toml")
+            )
             for w in words
         )
         return cls(words, asks_tests, asks_examples, asks_docs)
