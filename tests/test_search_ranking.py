@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 from local_memory_search.fusion import RankRequest, fuse
 from local_memory_search.legs import LegHit, LegResult
-from local_memory_search.ranking import KNOBS, OFF, QueryShape, name_factor, path_factor
+from local_memory_search.ranking import KNOBS, OFF, QueryShape, doc_factor, name_factor, path_factor
 
 NEWEST = "2026-06-01T00:00:00Z"
 
@@ -91,10 +91,11 @@ def test_single_leg_modes_carry_no_ranking_factor() -> None:
 )
 def test_prose_and_config_files_rank_below_code_unless_the_query_asks_for_them(path: str) -> None:
     knobs = replace(KNOBS, doc_prior=0.5)
-    assert path_factor(path, QueryShape.of("parse the arguments"), knobs) == pytest.approx(0.5)
-    assert path_factor("src/args.zig", QueryShape.of("parse the arguments"), knobs) == 1.0
-    assert path_factor(path, QueryShape.of("readme install steps"), knobs) == 1.0
-    assert path_factor(path, QueryShape.of("parse the arguments"), OFF) == 1.0
+    assert doc_factor(path, QueryShape.of("parse the arguments"), knobs) == pytest.approx(0.5)
+    assert doc_factor("src/args.zig", QueryShape.of("parse the arguments"), knobs) == 1.0
+    assert doc_factor(path, QueryShape.of("readme install steps"), knobs) == 1.0
+    assert doc_factor(path, QueryShape.of("parse the arguments"), OFF) == 1.0
+    assert path_factor(path, QueryShape.of("parse the arguments"), knobs) == 1.0
 
 
 def test_a_file_named_example_is_an_example() -> None:

@@ -94,10 +94,10 @@ def test_tests_and_docs_rank_below_the_code_they_describe():
     code, code_rank = by_file(found, "src/billing/invoice.py")[0]
     test, test_rank = by_file(found, "tests/test_invoice.py")[0]
     doc, doc_rank = by_file(found, "docs/invoices.md")[0]
-    assert code["path_prior"] == 1.0 and code_rank == 1
+    assert code["path_prior"] == code["doc_prior"] == 1.0 and code_rank == 1
     assert ranking.KNOBS.path_prior < 1.0 and ranking.KNOBS.doc_prior < 1.0
     assert test["path_prior"] == pytest.approx(ranking.KNOBS.path_prior)
-    assert doc["path_prior"] == pytest.approx(ranking.KNOBS.doc_prior)
+    assert doc["doc_prior"] == pytest.approx(ranking.KNOBS.doc_prior) and doc["path_prior"] == 1.0
     assert test_rank > 1 and doc_rank > 1
 
 

@@ -157,6 +157,7 @@ def _score_one(
     if req.mode == "hybrid":
         factors = (
             ("path_prior", ranking.path_factor(path, ctx.shape, ctx.knobs)),
+            ("doc_prior", ranking.doc_factor(path, ctx.shape, ctx.knobs)),
             ("name_match", ranking.name_factor(path, ctx.shape, ctx.knobs)),
         )
     score = base * ident_mult * rec_mult * math.prod(v for _, v in factors)

@@ -6,6 +6,8 @@ so ``explain_match`` shows it:
 - ``path_prior``: test files and folders, examples, compat/legacy shims, vendored copies rank
   below the code they describe (unless the query itself asks about tests or examples);
   ``reexport_prior`` does the same for re-export files (``__init__.py``, ``index.ts``, ...).
+- ``doc_prior``: prose, data and configuration files (Markdown, reST, JSON, YAML, TOML, ...)
+  rank below code unless the query asks for docs, a readme or configuration.
 - ``name_match``: query words found in the file's name (``1 + file_name_boost * share``) and in
   its folder names (``folder_name_boost``); ``share`` is the fraction of the query's content
   words found there.
@@ -163,9 +165,12 @@ def path_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
         factor *= knobs.path_prior
     if info.is_reexport:
         factor *= knobs.reexport_prior
-    if info.is_doc and not shape.asks_docs:
-        factor *= knobs.doc_prior
     return factor
+
+
+def doc_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
+    """``doc_prior`` for prose, data and configuration files (unless the query asks for docs or config)."""
+    return knobs.doc_prior if path_info(path).is_doc and not shape.asks_docs else 1.0
 
 
 def name_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
