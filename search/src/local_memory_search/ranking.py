@@ -10,15 +10,18 @@ so ``explain_match`` shows it:
   rank below code unless the query asks for docs, a readme or configuration.
 - ``name_match``: query words found in the file's name (``1 + file_name_boost * share``) and in
   its folder names (``folder_name_boost``); ``share`` is the fraction of the query's content
-  words found there.
+  words found there; with ``name_prefix`` a word also meets a name it shares a start of at
+  least that many letters with (``resolved`` ~ ``resolve``).
 - ``file_bonus``: a file holding several strong candidates is more likely the answer:
   ``1 + file_bonus * min(1, sum of the file's other candidates' scores / top score)``.
 - ``diversity``: the n-th further chunk of a file already ranked is multiplied by
   ``diversity ** n``, so ten results are not ten pieces of one file.
 
-Two more levers live in the legs and the fusion: the ``definition`` contribution (the symbol
-table's defining chunk for an identifier query, see :func:`legs.definition_leg`) and
-``symbol_alpha_shift`` (a symbol-like query leans on the keyword leg).
+More levers live in the legs and the fusion: the ``definition`` contribution (the symbol
+table's defining chunk for an identifier query, see :func:`legs.definition_leg`), the legs'
+``confidence_exponent``, and ``symbol_alpha_shift`` / ``prose_alpha_shift`` (a symbol-like or a
+prose query leans on the keyword leg; both measured, both 0). The figures that chose each value
+are in the README's fusion section (``python -m bench.semble --ablation``).
 """
 
 from __future__ import annotations
