@@ -123,3 +123,11 @@ def test_a_file_holding_several_strong_chunks_gets_the_file_bonus() -> None:
     a1 = next(s for s in ranked if s.chunk_id == "a1")
     assert 1.0 < dict(a1.factors)["file_bonus"] <= 2.0
     assert [s.chunk_id for s in fuse(req("zzz"), 1.0, sem, None, NEWEST, knobs=OFF)[0]][0] == "b1"
+
+
+def test_the_leg_confidence_uses_the_knobs_exponent() -> None:
+    sem = leg("semantic", [("a", 0.8, "a.py"), ("b", 0.4, "b.py")])
+    for knobs in (KNOBS, OFF, replace(OFF, confidence_exponent=1.0)):
+        ranked, _ = fuse(req("zzz"), 1.0, sem, None, NEWEST, knobs=knobs)
+        b = next(s for s in ranked if s.chunk_id == "b")
+        assert b.semantic_confidence == pytest.approx(0.5**knobs.confidence_exponent)
