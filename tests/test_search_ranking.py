@@ -60,7 +60,7 @@ def test_query_words_in_file_and_folder_names_lift_the_file() -> None:
 
 def test_each_further_chunk_of_a_file_is_discounted() -> None:
     sem = leg("semantic", [("a1", 0.9, "a.py"), ("a2", 0.89, "a.py"), ("b1", 0.85, "b.py")])
-    ranked, _ = fuse(req("zzz"), 1.0, sem, None, NEWEST, knobs=KNOBS)
+    ranked, _ = fuse(req("zzz"), 1.0, sem, None, NEWEST, knobs=replace(OFF, diversity=KNOBS.diversity))
     order = [s.chunk_id for s in ranked]
     assert order == ["a1", "b1", "a2"]
     second = next(s for s in ranked if s.chunk_id == "a2")

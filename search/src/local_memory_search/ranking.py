@@ -43,7 +43,7 @@ class RankingKnobs:
     file_name_boost: float = 2.0
     folder_name_boost: float = 0.0
     file_bonus: float = 1.0
-    diversity: float = 0.1
+    diversity: float = 0.6
     definition_weight: float = 0.5
     symbol_alpha_shift: float = 0.0
     name_prefix: float = 4.0
