@@ -26,6 +26,8 @@ import shutil
 import sys
 import tarfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -231,8 +233,62 @@ def run(
     return out
 
 
+@contextmanager
+def cached_legs() -> Iterator[None]:
+    """Memoise the retrieval legs per (index version, query, depth, filters) while configs are swept.
+
+    The legs are the real ones, run once per query; only the pure fusion and the ranking factors
+    run again for each configuration, so a sweep over many knob settings costs seconds, not hours.
+    """
+    from local_memory_search import hybrid
+
+    names = ("semantic_leg", "keyword_leg", "definition_leg")
+    originals = {n: getattr(hybrid, n) for n in names}
+    memo: dict[tuple[Any, ...], Any] = {}
+
+    def wrap(name: str, fn: Any) -> Any:
+        def inner(reader: Any, req: Any, *rest: Any) -> Any:
+            extra = tuple(sorted(rest[0])) if name == "definition_leg" else ()
+            key = (name, reader.cache_token, req.query, req.depth, repr(req.filters), extra)
+            if key not in memo:
+                memo[key] = fn(reader, req, *rest)
+            return memo[key]
+
+        return inner
+
+    try:
+        for n, fn in originals.items():
+            setattr(hybrid, n, wrap(n, fn))
+        yield
+    finally:
+        for n, fn in originals.items():
+            setattr(hybrid, n, fn)
+
+
+def sweep(names: list[str], configs: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """search_hybrid under each config of ``configs``: ``RankingKnobs`` or ``(RankingKnobs, tool
+    arguments)`` (the legs run once per query, then come from the memo)."""
+    from local_memory_search import ranking
+
+    default = ranking.KNOBS
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        with cached_legs():
+            for label, config in configs.items():
+                knobs, extra = config if isinstance(config, tuple) else (config, {})
+                ranking.KNOBS = knobs
+                res = evaluate(names, ["search_hybrid"], extra)["search_hybrid"]
+                out[label] = {k: res[k] for k in ("overall", *CATEGORIES)}
+                out[label]["repos"] = {n: r["ndcg@10"] for n, r in res["repos"].items()}
+                cells = " ".join(f"{k} {out[label][k]:.4f}" for k in ("overall", *CATEGORIES))
+                print(f"{label:28s} {cells}", flush=True)
+    finally:
+        ranking.KNOBS = default
+    return out
+
+
 def ablation(names: list[str]) -> dict[str, dict[str, Any]]:
-    """search_hybrid with every ranking factor off, each factor alone, and all together."""
+    """search_hybrid with every ranking factor off, each factor alone, all together, and all but each one."""
     from dataclasses import fields, replace
 
     from local_memory_search import ranking
@@ -240,18 +296,27 @@ def ablation(names: list[str]) -> dict[str, dict[str, Any]]:
     default = ranking.KNOBS
     configs = {"none": ranking.OFF}
     for f in fields(ranking.RankingKnobs):
-        configs[f.name] = replace(ranking.OFF, **{f.name: getattr(default, f.name)})
+        if getattr(default, f.name) != getattr(ranking.OFF, f.name):
+            configs[f.name] = replace(ranking.OFF, **{f.name: getattr(default, f.name)})
     configs["all"] = default
-    out: dict[str, dict[str, Any]] = {}
-    try:
-        for label, knobs in configs.items():
-            ranking.KNOBS = knobs
-            res = evaluate(names, ["search_hybrid"])["search_hybrid"]
-            out[label] = {k: res[k] for k in ("overall", *CATEGORIES)}
-            print(f"{label:20s} " + " ".join(f"{k} {out[label][k]:.4f}" for k in out[label]), flush=True)
-    finally:
-        ranking.KNOBS = default
-    return out
+    for f in fields(ranking.RankingKnobs):
+        if getattr(default, f.name) != getattr(ranking.OFF, f.name):
+            configs[f"all but {f.name}"] = replace(default, **{f.name: getattr(ranking.OFF, f.name)})
+    return sweep(names, configs)
+
+
+def parse_knobs(spec: str) -> tuple[Any, dict[str, Any]]:
+    """``(RankingKnobs, tool arguments)`` from ``"diversity=0.3,gap_threshold=0"``: names of
+    ``RankingKnobs`` fields set knobs (the others keep their defaults), any other name is passed
+    to ``search_hybrid`` as an argument (``alpha``, ``rrf_k``, ``gap_threshold``, ...)."""
+    from dataclasses import fields, replace
+
+    from local_memory_search import ranking
+
+    pairs = [(k.strip(), float(v)) for k, v in (p.split("=", 1) for p in spec.split(",") if p.strip())]
+    names = {f.name for f in fields(ranking.RankingKnobs)}
+    knobs = replace(ranking.KNOBS, **{k: v for k, v in pairs if k in names})
+    return knobs, {k: (int(v) if k == "rrf_k" else v) for k, v in pairs if k not in names}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,6 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-index", action="store_true", help="score the cached indexes as they are")
     ap.add_argument("--index-only", action="store_true")
     ap.add_argument("--ablation", action="store_true", help="search_hybrid per ranking factor (no indexing)")
+    ap.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        help="search_hybrid with these knobs, e.g. 'diversity=0.3,path_prior=0.5' (repeatable; no indexing)",
+    )
     ap.add_argument("--repos", default="", help="comma-separated subset of the half's repositories")
     ap.add_argument("--json", help="write scores (per repository and category) to this file")
     ap.add_argument("--runs", help="write each tool's run lines (score.py's JSONL input) to this folder")
@@ -275,9 +346,15 @@ def main(argv: list[str] | None = None) -> int:
         index_repos([r for r in repos() if r["name"] in wanted])
         return 0
     only = [r for r in args.repos.split(",") if r]
-    if args.ablation:
+    if args.ablation or args.sweep:
         os.environ["LOCAL_VECTOR_SEARCH_DATA_ROOT"] = str(CACHE / "data")
-        ablation(only or halves()[args.half if args.half != "all" else "tuning"])
+        names = only or halves()[args.half if args.half != "all" else "tuning"]
+        if args.sweep:
+            out = sweep(names, {"default": parse_knobs(""), **{s: parse_knobs(s) for s in args.sweep}})
+        else:
+            out = ablation(names)
+        if args.json:
+            Path(args.json).write_text(json.dumps(out, indent=2))
         return 0
     result = run(args.half, tools, index=not args.no_index, only=only or None)
     for name, half in result["halves"].items():

@@ -596,6 +596,32 @@ main() {
 main "$@"
 """
 
+ZIG = """\
+//! Argument parsing.
+const std = @import("std");
+
+/// A parsed client.
+pub const Client = struct {
+    name: []const u8,
+
+    /// Send a message.
+    pub fn send(self: *Client, msg: []const u8) !void {
+        _ = self;
+        _ = msg;
+    }
+};
+
+pub const Mode = enum { fast, slow };
+
+fn helper(a: i32) i32 {
+    return a + 1;
+}
+
+test "helper adds one" {
+    try std.testing.expect(helper(1) == 2);
+}
+"""
+
 EXPECTED = {
     "python": (
         PYTHON,
@@ -814,6 +840,18 @@ EXPECTED = {
             ("module", "", "", "", 19, 19),
         ],
     ),
+    "zig": (
+        ZIG,
+        [
+            ("module", "", "", "", 1, 2),
+            # ``const Client = struct { ... }`` is the struct Client; its functions are its methods
+            ("struct", "Client", "Client", "", 4, 13),
+            ("method", "Client.send", "Client", "send", 8, 12),
+            ("enum", "Mode", "Mode", "", 15, 15),
+            ("function", "helper", "", "helper", 17, 19),
+            ("module", "", "", "", 21, 23),
+        ],
+    ),
 }
 
 EXTENSIONS = {
@@ -835,6 +873,7 @@ EXTENSIONS = {
     "haskell": "hs",
     "lua": "lua",
     "bash": "sh",
+    "zig": "zig",
 }
 MARKER = re.compile(r"\s*(#|//|--) \.\.\. [\w.]+ \(lines (\d+)-(\d+)\)")
 
@@ -1035,7 +1074,7 @@ def test_every_code_language_has_a_spec_and_a_fixture() -> None:
 
 
 def test_benchmark_languages_are_chunked_by_definition_from_their_file_names() -> None:
-    """Scala, Elixir, Haskell, Lua and Bash files chunk along definitions, found by extension alone."""
+    """Scala, Elixir, Haskell, Lua, Bash and Zig files chunk along definitions, found by extension alone."""
     from local_memory_indexer.treesitter import language_for_path
 
     expected = {
@@ -1044,6 +1083,7 @@ def test_benchmark_languages_are_chunked_by_definition_from_their_file_names() -
         "src/Client.hs": ("haskell", "send"),
         "lua/client.lua": ("lua", "Client.send"),
         "bin/build.sh": ("bash", "build"),
+        "src/clap.zig": ("zig", "Client.send"),
     }
     for path, (language, symbol) in expected.items():
         assert language_for_path(path) == language

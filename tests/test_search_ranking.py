@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 from local_memory_search.fusion import RankRequest, fuse
 from local_memory_search.legs import LegHit, LegResult
-from local_memory_search.ranking import KNOBS, OFF, QueryShape, name_factor, path_factor
+from local_memory_search.ranking import KNOBS, OFF, QueryShape, doc_factor, name_factor, path_factor
 
 NEWEST = "2026-06-01T00:00:00Z"
 
@@ -60,7 +60,7 @@ def test_query_words_in_file_and_folder_names_lift_the_file() -> None:
 
 def test_each_further_chunk_of_a_file_is_discounted() -> None:
     sem = leg("semantic", [("a1", 0.9, "a.py"), ("a2", 0.89, "a.py"), ("b1", 0.85, "b.py")])
-    ranked, _ = fuse(req("zzz"), 1.0, sem, None, NEWEST, knobs=KNOBS)
+    ranked, _ = fuse(req("zzz"), 1.0, sem, None, NEWEST, knobs=replace(OFF, diversity=KNOBS.diversity))
     order = [s.chunk_id for s in ranked]
     assert order == ["a1", "b1", "a2"]
     second = next(s for s in ranked if s.chunk_id == "a2")
@@ -84,3 +84,50 @@ def test_single_leg_modes_carry_no_ranking_factor() -> None:
     ranked, _ = fuse(RankRequest(query="q", mode="semantic", recency_weight=0.0), 1.0, sem, None, NEWEST)
     assert all(s.factors == () for s in ranked)
     assert [s.score for s in ranked] == [0.9, 0.8]
+
+
+@pytest.mark.parametrize(
+    "path", ["README.md", "docs/guide.rst", "build.zig.zon", "config/app.yaml", "LICENSE"]
+)
+def test_prose_and_config_files_rank_below_code_unless_the_query_asks_for_them(path: str) -> None:
+    knobs = replace(KNOBS, doc_prior=0.5)
+    assert doc_factor(path, QueryShape.of("parse the arguments"), knobs) == pytest.approx(0.5)
+    assert doc_factor("src/args.zig", QueryShape.of("parse the arguments"), knobs) == 1.0
+    assert doc_factor(path, QueryShape.of("readme install steps"), knobs) == 1.0
+    assert doc_factor(path, QueryShape.of("parse the arguments"), OFF) == 1.0
+    assert path_factor(path, QueryShape.of("parse the arguments"), knobs) == 1.0
+
+
+def test_a_file_named_example_is_an_example() -> None:
+    shape = QueryShape.of("load plugins")
+    assert path_factor("lua/lazy/example.lua", shape, KNOBS) == pytest.approx(KNOBS.path_prior)
+
+
+def test_name_prefix_lets_word_forms_meet_file_names() -> None:
+    shape = QueryShape.of("how requests are resolved")
+    plain = replace(KNOBS, name_prefix=0.0, file_name_boost=1.0)
+    fuzzy = replace(plain, name_prefix=4.0)
+    assert name_factor("src/http/resolve.ts", shape, plain) == 1.0
+    # "resolve" (7 letters) starts "resolved"; "requests" meets "request" through the plural rule
+    assert name_factor("src/http/resolve.ts", shape, fuzzy) == pytest.approx(1 + 1 / 2)
+    assert name_factor("src/res.ts", shape, fuzzy) == 1.0  # "res" is shorter than the prefix
+
+
+def test_a_file_holding_several_strong_chunks_gets_the_file_bonus() -> None:
+    sem = leg(
+        "semantic", [("b1", 0.9, "b.py"), ("a1", 0.89, "a.py"), ("a2", 0.88, "a.py"), ("c", 0.5, "c.py")]
+    )
+    knobs = replace(OFF, file_bonus=1.0)
+    ranked, _ = fuse(req("zzz"), 1.0, sem, None, NEWEST, knobs=knobs)
+    assert [s.chunk_id for s in ranked][:2] == ["a1", "a2"]
+    a1 = next(s for s in ranked if s.chunk_id == "a1")
+    assert 1.0 < dict(a1.factors)["file_bonus"] <= 2.0
+    assert [s.chunk_id for s in fuse(req("zzz"), 1.0, sem, None, NEWEST, knobs=OFF)[0]][0] == "b1"
+
+
+def test_the_leg_confidence_uses_the_knobs_exponent() -> None:
+    sem = leg("semantic", [("a", 0.8, "a.py"), ("b", 0.4, "b.py")])
+    for knobs in (KNOBS, OFF, replace(OFF, confidence_exponent=1.0)):
+        ranked, _ = fuse(req("zzz"), 1.0, sem, None, NEWEST, knobs=knobs)
+        b = next(s for s in ranked if s.chunk_id == "b")
+        assert b.semantic_confidence == pytest.approx(0.5**knobs.confidence_exponent)

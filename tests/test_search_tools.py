@@ -277,7 +277,7 @@ def test_explain_reproduces_the_hybrid_order_and_scores(query, gap):
                     part["weight"] * part["confidence"] / (60 + part["rank"])
                 )
         product = rrf * ex["identifier_boost"]["multiplier"] * ex["recency_boost"]["multiplier"]
-        assert set(ex["ranking_factors"]) >= {"path_prior", "name_match"}
+        assert set(ex["ranking_factors"]) >= {"path_prior", "doc_prior", "name_match"}
         product *= math.prod(ex["ranking_factors"].values())
         assert ex["final_score"] == pytest.approx(product)
     finals = [ex["final_score"] for ex in explained]

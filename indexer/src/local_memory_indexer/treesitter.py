@@ -24,14 +24,39 @@ __all__ = [
 ]
 
 
+#: Grammars tree-sitter-languages lacks, from their own PyPI packages (module name). Such a
+#: package hands out its grammar as a PyCapsule; tree-sitter 0.21 takes the raw pointer, and
+#: accepts grammars of ABI 13-14 only (tree-sitter-swift ships ABI 15, so Swift stays unparsed).
+SEPARATE_GRAMMARS = {"zig": "tree_sitter_zig"}
+
+
 @cache
 def get_language(language: str) -> Any:
     """The tree-sitter Language object for our language tag."""
+    grammar = GRAMMAR[language]
+    if grammar in SEPARATE_GRAMMARS:
+        return _capsule_language(SEPARATE_GRAMMARS[grammar], grammar)
     from tree_sitter_languages import get_language as _get_language
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tree-sitter 0.21 warns about Language(path, name)
-        return _get_language(GRAMMAR[language])
+        return _get_language(grammar)
+
+
+def _capsule_language(module: str, name: str) -> Any:
+    """A grammar package's ``language()`` capsule as a tree-sitter 0.21 ``Language``."""
+    import ctypes
+    import importlib
+
+    from tree_sitter import Language
+
+    capsule = importlib.import_module(module).language()
+    pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    pointer.restype = ctypes.c_void_p
+    pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Language(pointer(capsule, b"tree_sitter.Language"), name)
 
 
 def get_parser(language: str) -> Any:

@@ -27,11 +27,11 @@ from local_memory_shared.schema import CHUNK_FIELDS, VECTOR_COLUMN
 from local_memory_shared.tooling import Paging, ToolResult
 
 from . import degradation as W
+from . import ranking as _knobs
 from .filters import SearchFilters, lance_where
 from .fusion import FILE_FACTORS
 from .hybrid import (
     CANDIDATE_DEPTH,
-    RRF_SCORE_EXPONENT,
     LegFailed,
     LegHit,
     LegResult,
@@ -574,7 +574,7 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
             "final = (alpha*confidence_semantic/(rrf_k + rank_semantic) + "
             "(1 - alpha)*confidence_keyword/(rrf_k + rank_keyword) + definition_weight/(rrf_k + rank_definition)) "
             "x identifier_multiplier x recency_multiplier x each ranking factor; "
-            f"confidence = (score / best score of the leg) ** {RRF_SCORE_EXPONENT:g}"
+            f"confidence = (score / best score of the leg) ** {_knobs.KNOBS.confidence_exponent:g}"
         )
         out["legs"] = ranking.legs
         if position is not None:

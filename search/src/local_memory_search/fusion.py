@@ -40,8 +40,9 @@ IDENTIFIER_BOOST = 1.0
 #: appearing in a leg: on CoSQA a weak BM25 match outvotes the dense leg's best hit, and
 #: weighted RRF at alpha 0.65 scores nDCG@10 0.562 against the dense leg's 0.597. Scaling by the
 #: leg's own confidence restores the order inside each leg (0.603); 0 gives plain weighted RRF.
-#: Tuned on CoSQA's dev split, reported on its test split (bench/search_quality.py).
-RRF_SCORE_EXPONENT = 4.0
+#: 4 was tuned on CoSQA's dev split; on the semble benchmark's tuning half 2 ranks better (see
+#: ``RankingKnobs.confidence_exponent``, the one owner of the value in force).
+RRF_SCORE_EXPONENT = ranking.RankingKnobs().confidence_exponent
 #: Half-life of the recency boost, in days before the newest file of the index.
 RECENCY_HALF_LIFE_DAYS = 30.0
 
@@ -100,11 +101,13 @@ def _parse_ts(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def confidence(score: float, best: float) -> float:
-    """A hit's weight inside its leg: (score / best) ** RRF_SCORE_EXPONENT, in [0, 1]."""
+def confidence(score: float, best: float, exponent: float | None = None) -> float:
+    """A hit's weight inside its leg: (score / best) ** exponent, in [0, 1] (``RRF_SCORE_EXPONENT``
+    unless given; the ranking uses ``RankingKnobs.confidence_exponent``)."""
     if best <= 0:
         return 1.0
-    return float(min(1.0, max(0.0, score) / best) ** RRF_SCORE_EXPONENT)
+    p = RRF_SCORE_EXPONENT if exponent is None else exponent
+    return float(min(1.0, max(0.0, score) / best) ** p)
 
 
 @dataclass(frozen=True)
@@ -125,8 +128,9 @@ def _score_one(
     ctx: _Context, cid: str, s: LegHit | None, k: LegHit | None, d: LegHit | None, row: dict[str, Any]
 ) -> Scored:
     req = ctx.req
-    s_conf = confidence(s.score, ctx.best_sem) if s else 0.0
-    k_conf = confidence(k.score, ctx.best_kw) if k else 0.0
+    p = ctx.knobs.confidence_exponent
+    s_conf = confidence(s.score, ctx.best_sem, p) if s else 0.0
+    k_conf = confidence(k.score, ctx.best_kw, p) if k else 0.0
     if req.mode == "hybrid":
         s_rrf = ctx.alpha * s_conf / (req.rrf_k + s.rank) if s else 0.0
         k_rrf = (1.0 - ctx.alpha) * k_conf / (req.rrf_k + k.rank) if k else 0.0
@@ -153,6 +157,7 @@ def _score_one(
     if req.mode == "hybrid":
         factors = (
             ("path_prior", ranking.path_factor(path, ctx.shape, ctx.knobs)),
+            ("doc_prior", ranking.doc_factor(path, ctx.shape, ctx.knobs)),
             ("name_match", ranking.name_factor(path, ctx.shape, ctx.knobs)),
         )
     score = base * ident_mult * rec_mult * math.prod(v for _, v in factors)
@@ -179,6 +184,8 @@ def fuse(
     meta: dict[str, dict[str, Any]] = {}
     for leg in reversed(legs):
         meta.update(leg.meta)
+    knobs = knobs or ranking.KNOBS
+    shape = ranking.QueryShape.of(req.query)
     ctx = _Context(
         req,
         alpha_effective,
@@ -186,8 +193,8 @@ def fuse(
         max((h.score for h in kw.values()), default=0.0),
         query_identifiers(req.query),
         _parse_ts(newest),
-        knobs or ranking.KNOBS,
-        ranking.QueryShape.of(req.query),
+        knobs,
+        shape,
     )
     ids = dict.fromkeys([*sem, *kw, *dfn])
     out = [_score_one(ctx, c, sem.get(c), kw.get(c), dfn.get(c), meta.get(c, {})) for c in ids]
@@ -230,7 +237,8 @@ def _per_file(ranked: list[Scored], knobs: ranking.RankingKnobs) -> list[Scored]
             else s
             for s in ranked
         ]
-        out.sort(key=_order)
+        if any(a is not b for a, b in zip(out, ranked, strict=True)):
+            out.sort(key=_order)
     if knobs.diversity != 1.0:
         seen: dict[str, int] = defaultdict(int)
         final = []
@@ -240,7 +248,8 @@ def _per_file(ranked: list[Scored], knobs: ranking.RankingKnobs) -> list[Scored]
                 seen[s.file_path] += 1
             else:
                 final.append(s)
-        final.sort(key=_order)
+        if any(a is not b for a, b in zip(final, out, strict=True)):
+            final.sort(key=_order)
         out = final
     return out
 

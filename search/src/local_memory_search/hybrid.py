@@ -163,8 +163,10 @@ def _degrade(
     mode: str = req.mode
     alpha = req.alpha if mode == "hybrid" else (1.0 if mode == "semantic" else 0.0)
     shift = ranking.KNOBS.symbol_alpha_shift
-    if mode == "hybrid" and 0.0 < alpha < 1.0 and shift and is_symbol_query(req.query):
-        alpha = min(1.0, max(0.0, alpha - shift))  # a name: lean on the exact-word leg
+    if mode == "hybrid" and 0.0 < alpha < 1.0:
+        # a name leans on the exact-word leg; prose (the legs' RRF weights otherwise) by its own knob
+        shift = shift if is_symbol_query(req.query) else ranking.KNOBS.prose_alpha_shift
+        alpha = min(1.0, max(0.0, alpha - shift))
     keyword = kw.result
     if sem.failed and reader.version is not None:
         alpha = 0.0

@@ -6,17 +6,22 @@ so ``explain_match`` shows it:
 - ``path_prior``: test files and folders, examples, compat/legacy shims, vendored copies rank
   below the code they describe (unless the query itself asks about tests or examples);
   ``reexport_prior`` does the same for re-export files (``__init__.py``, ``index.ts``, ...).
+- ``doc_prior``: prose, data and configuration files (Markdown, reST, JSON, YAML, TOML, ...)
+  rank below code unless the query asks for docs, a readme or configuration.
 - ``name_match``: query words found in the file's name (``1 + file_name_boost * share``) and in
   its folder names (``folder_name_boost``); ``share`` is the fraction of the query's content
-  words found there.
+  words found there; with ``name_prefix`` a word also meets a name it shares a start of at
+  least that many letters with (``resolved`` ~ ``resolve``).
 - ``file_bonus``: a file holding several strong candidates is more likely the answer:
   ``1 + file_bonus * min(1, sum of the file's other candidates' scores / top score)``.
 - ``diversity``: the n-th further chunk of a file already ranked is multiplied by
   ``diversity ** n``, so ten results are not ten pieces of one file.
 
-Two more levers live in the legs and the fusion: the ``definition`` contribution (the symbol
-table's defining chunk for an identifier query, see :func:`legs.definition_leg`) and
-``symbol_alpha_shift`` (a symbol-like query leans on the keyword leg).
+More levers live in the legs and the fusion: the ``definition`` contribution (the symbol
+table's defining chunk for an identifier query, see :func:`legs.definition_leg`), the legs'
+``confidence_exponent``, and ``symbol_alpha_shift`` / ``prose_alpha_shift`` (a symbol-like or a
+prose query leans on the keyword leg; both measured, both 0). The figures that chose each value
+are in the README's fusion section (``python -m bench.semble --ablation``).
 """
 
 from __future__ import annotations
@@ -35,17 +40,34 @@ class RankingKnobs:
 
     path_prior: float = 0.7
     reexport_prior: float = 0.8
-    file_name_boost: float = 0.5
+    file_name_boost: float = 2.0
     folder_name_boost: float = 0.0
-    file_bonus: float = 0.0
+    file_bonus: float = 1.0
     diversity: float = 0.6
     definition_weight: float = 0.5
     symbol_alpha_shift: float = 0.0
+    name_prefix: float = 4.0
+    doc_prior: float = 0.5
+    prose_alpha_shift: float = 0.0
+    confidence_exponent: float = 2.0
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
 KNOBS = RankingKnobs()
-OFF = RankingKnobs(1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+OFF = RankingKnobs(
+    path_prior=1.0,
+    reexport_prior=1.0,
+    file_name_boost=0.0,
+    folder_name_boost=0.0,
+    file_bonus=0.0,
+    diversity=1.0,
+    definition_weight=0.0,
+    symbol_alpha_shift=0.0,
+    name_prefix=0.0,
+    doc_prior=1.0,
+    prose_alpha_shift=0.0,
+    confidence_exponent=4.0,
+)
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
 _EXAMPLE_DIRS = frozenset(
@@ -54,6 +76,10 @@ _EXAMPLE_DIRS = frozenset(
 _SHIM_DIRS = frozenset({"compat", "legacy", "deprecated", "vendor", "vendored", "third_party", "thirdparty"})
 _TEST_FILE = re.compile(
     r"(^test_|_test$|_tests$|^tests?$|\.test$|\.spec$|_spec$|Tests?$|Spec$|^conftest$)", re.IGNORECASE
+)
+#: Prose, data and configuration files: a code question is answered by code before them.
+_DOC_SUFFIXES = frozenset(
+    ".md .markdown .rst .txt .adoc .org .json .yaml .yml .toml .zon .xml .html .htm .ini .cfg .lock .csv".split()
 )
 _REEXPORT_FILES = frozenset({"__init__.py", "index.ts", "index.js", "index.tsx", "index.mjs", "mod.ts"})
 #: Query words that ask about tests or examples themselves (a path prior would then hide the answer).
@@ -72,6 +98,7 @@ class QueryShape:
     words: frozenset[str]
     asks_tests: bool
     asks_examples: bool
+    asks_docs: bool = False
 
     @classmethod
     def of(cls, query: str) -> QueryShape:
@@ -79,7 +106,13 @@ class QueryShape:
         words = frozenset(_norm(w) for w in query_words(query) if w not in QUERY_STOPWORDS and len(w) > 1)
         asks_tests = any(w.startswith(("test", "spec", "fixture")) for w in words)
         asks_examples = any(w.startswith(("example", "demo", "sample")) for w in words)
-        return cls(words, asks_tests, asks_examples)
+        asks_docs = any(
+            w.startswith(
+                ("readme", "doc", "changelog", "config", "setting", "manifest", "yaml", "json", "toml")
+            )
+            for w in words
+        )
+        return cls(words, asks_tests, asks_examples, asks_docs)
 
 
 def _path_words(parts: tuple[str, ...]) -> frozenset[str]:
@@ -100,6 +133,7 @@ class PathInfo:
     is_example: bool
     is_shim: bool
     is_reexport: bool
+    is_doc: bool
     stem_words: frozenset[str]
     dir_words: frozenset[str]
 
@@ -113,9 +147,10 @@ def path_info(path: str) -> PathInfo:
     stem_words = _path_words((p.name.rsplit(".", 1)[0],))
     return PathInfo(
         is_test=bool(dirs & _TEST_DIRS) or bool(_TEST_FILE.search(p.stem) or _TEST_FILE.search(stem)),
-        is_example=bool(dirs & _EXAMPLE_DIRS),
+        is_example=bool(dirs & _EXAMPLE_DIRS) or stem.lower() in _EXAMPLE_DIRS,
         is_shim=bool(dirs & _SHIM_DIRS),
         is_reexport=p.name in _REEXPORT_FILES,
+        is_doc=p.suffix.lower() in _DOC_SUFFIXES or (not p.suffix and p.name.isupper()),
         stem_words=stem_words,
         dir_words=_path_words(tuple(p.parts[:-1])) - stem_words,
     )
@@ -136,12 +171,36 @@ def path_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
     return factor
 
 
+def doc_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
+    """``doc_prior`` for prose, data and configuration files (unless the query asks for docs or config)."""
+    return knobs.doc_prior if path_info(path).is_doc and not shape.asks_docs else 1.0
+
+
 def name_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
     """``1 + file_name_boost * share_in_file_name + folder_name_boost * share_in_folders``."""
     if not shape.words or (knobs.file_name_boost == 0 and knobs.folder_name_boost == 0):
         return 1.0
     info = path_info(path)
     n = len(shape.words)
-    in_stem = len(shape.words & info.stem_words) / n
-    in_dirs = len(shape.words & info.dir_words) / n
+    prefix = int(knobs.name_prefix)
+    in_stem = _matched(shape.words, info.stem_words, prefix) / n if knobs.file_name_boost else 0.0
+    in_dirs = _matched(shape.words, info.dir_words, prefix) / n if knobs.folder_name_boost else 0.0
     return 1.0 + knobs.file_name_boost * in_stem + knobs.folder_name_boost * in_dirs
+
+
+def _matched(words: frozenset[str], names: frozenset[str], prefix: int) -> int:
+    """How many of ``words`` name one of ``names``: equal, or (``prefix`` > 0) the shorter of the
+    two, at least ``prefix`` characters long, starts the longer (``depend`` ~ ``dependencies``)."""
+    exact = words & names
+    if not prefix or len(exact) == len(words):
+        return len(exact)
+    return len(exact) + sum(1 for w in words - exact if _prefix_match(w, names, prefix))
+
+
+@lru_cache(maxsize=65536)
+def _prefix_match(word: str, names: frozenset[str], prefix: int) -> bool:
+    for name in names:
+        short, long = (word, name) if len(word) <= len(name) else (name, word)
+        if len(short) >= prefix and long.startswith(short):
+            return True
+    return False

@@ -497,6 +497,25 @@ _LANGUAGES: tuple[Language, ...] = (
             structural_line=_BLANK,
         ),
     ),
+    Language(
+        "zig",
+        ("zig",),
+        "zig",
+        SyntaxSpec(
+            definitions={
+                "function_declaration": "function",
+                "struct_declaration": "struct",
+                "enum_declaration": "enum",
+                "union_declaration": "type",
+                "opaque_declaration": "type",
+            },
+            # a container is a value: ``const Client = struct { ... };`` names it
+            wrappers={"variable_declaration": "container_value"},
+            # a container's fields and functions are its direct children
+            self_bodied=frozenset({"struct_declaration", "enum_declaration", "union_declaration"}),
+            structural_line=_BRACES_ONLY,
+        ),
+    ),
     Language("markdown", ("md", "markdown"), "markdown"),
 )
 

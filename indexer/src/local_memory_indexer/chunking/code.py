@@ -220,6 +220,12 @@ class _Syntax(_Source):
             if name is None:  # ``typedef struct {...} point_t;`` is named by its declarator
                 name = node.child_by_field_name("declarator")
             return inner, None, name
+        if strategy == "container_value":  # Zig ``const Client = struct { ... };``
+            inner = next((c for c in node.named_children if c.type in self.spec.definitions), None)
+            name = next((c for c in node.named_children if c.type == "identifier"), None)
+            if inner is None or name is None:
+                return None
+            return inner, None, name
         if strategy == "function_value":  # ``const f = () => {}``
             declarators = [c for c in node.named_children if c.type == "variable_declarator"]
             if len(declarators) != 1:

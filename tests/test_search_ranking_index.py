@@ -1,0 +1,127 @@
+"""Ranking factors on a real index (real pipeline, tree-sitter, ONNX model, LanceDB, SQLite).
+
+Each test reads the factor from ``explain_match`` for the chunks ``search_hybrid`` returned, so
+it fails when the factor stops applying (or stops being shown), not only when a formula changes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from local_memory_search import ranking
+from local_memory_search.tools import call_tool
+from search_support import env, index, write_project
+
+FILES = {
+    "src/billing/invoice.py": '''"""Invoice totals."""
+
+
+def compute_invoice_total(lines, tax_rate):
+    """Sum the invoice lines and add the tax to get the invoice total."""
+    subtotal = sum(line.amount for line in lines)
+    return subtotal * (1 + tax_rate)
+''',
+    "tests/test_invoice.py": '''from billing.invoice import compute_invoice_total
+
+
+def test_compute_invoice_total_adds_the_tax():
+    """The invoice total adds the tax to the sum of the invoice lines."""
+    assert compute_invoice_total([], 0.2) == 0
+''',
+    "docs/invoices.md": "# Invoices\n\nThe invoice total is the sum of the invoice lines plus the tax.\n",
+    "src/routing/resolve.py": '''def find_handler(table, path):
+    """Look the path up in the routing table and return its handler."""
+    return table.get(path)
+''',
+    "src/billing/ledger.py": '''class Ledger:
+    """A ledger of account entries."""
+
+    def add_entry(self, account, amount):
+        """Record a ledger entry that moves an amount into an account."""
+        self.entries.append((account, amount))
+
+    def balance(self, account):
+        """The ledger balance of an account: the sum of its entry amounts."""
+        return sum(a for acc, a in self.entries if acc == account)
+
+    def reverse_entry(self, index):
+        """Undo a ledger entry by recording the opposite amount."""
+        account, amount = self.entries[index]
+        self.entries.append((account, -amount))
+''',
+}
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    project = write_project(tmp_path_factory.mktemp("ranking-project"), FILES)
+    root = tmp_path_factory.mktemp("ranking-data")
+    summary = index(project, root)
+    assert not summary.errors
+    return project, root
+
+
+@pytest.fixture(autouse=True)
+def _env(indexed):
+    project, root = indexed
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(root), LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT=str(project)):
+        yield
+
+
+def call(tool: str, **args):
+    out = call_tool(tool, {"cache_bust": True, **args} if tool.startswith("search") else args)
+    assert out["ok"], out
+    return out
+
+
+def factors(query: str) -> dict[str, tuple[dict[str, float], int]]:
+    """``chunk_id -> (ranking_factors, rank)`` for every hit of ``search_hybrid`` (no gap)."""
+    hits = call("search_hybrid", query=query, gap_threshold=0.0, limit=20)["results"]
+    out = {}
+    for hit in hits:
+        ex = call("explain_match", query=query, result_id=hit["chunk_id"], gap_threshold=0.0)["data"]
+        out[hit["file_path"] + ":" + str(hit["start_line"])] = (ex["ranking_factors"], ex["rank"])
+    return out
+
+
+def by_file(found: dict[str, tuple[dict[str, float], int]], path: str) -> list[tuple[dict[str, float], int]]:
+    return [v for k, v in found.items() if k.startswith(path + ":")]
+
+
+def test_tests_and_docs_rank_below_the_code_they_describe():
+    found = factors("invoice total with tax")
+    code, code_rank = by_file(found, "src/billing/invoice.py")[0]
+    test, test_rank = by_file(found, "tests/test_invoice.py")[0]
+    doc, doc_rank = by_file(found, "docs/invoices.md")[0]
+    assert code["path_prior"] == code["doc_prior"] == 1.0 and code_rank == 1
+    assert ranking.KNOBS.path_prior < 1.0 and ranking.KNOBS.doc_prior < 1.0
+    assert test["path_prior"] == pytest.approx(ranking.KNOBS.path_prior)
+    assert doc["doc_prior"] == pytest.approx(ranking.KNOBS.doc_prior) and doc["path_prior"] == 1.0
+    assert test_rank > 1 and doc_rank > 1
+
+
+def test_query_words_in_the_file_name_lift_it_and_word_forms_meet():
+    found = factors("how are routes resolved")
+    (resolve, _), *_ = by_file(found, "src/routing/resolve.py")
+    # "resolved" meets "resolve" (name_prefix), "routes" meets the folder "routing" only as a prefix
+    # of 5 letters ("route" / "routing" share "rout", shorter than "route"): the stem counts 1 of 2.
+    assert resolve["name_match"] == pytest.approx(1 + ranking.KNOBS.file_name_boost / 2)
+    (invoice, _), *_ = by_file(factors("invoice total with tax"), "src/billing/invoice.py")
+    assert invoice["name_match"] == pytest.approx(1 + ranking.KNOBS.file_name_boost / 3)
+
+
+def test_further_chunks_of_a_file_are_discounted_and_a_file_of_several_strong_chunks_lifted():
+    found = by_file(factors("ledger entry amount of an account"), "src/billing/ledger.py")
+    assert len(found) >= 2
+    found.sort(key=lambda v: v[1])
+    (first, _), (second, _) = found[0], found[1]
+    assert first["diversity"] == 1.0
+    assert second["diversity"] == pytest.approx(ranking.KNOBS.diversity)
+    assert first["file_bonus"] > 1.0
+
+
+def test_every_factor_is_one_when_the_knobs_are_off(monkeypatch):
+    monkeypatch.setattr(ranking, "KNOBS", ranking.OFF)
+    for values, _ in factors("invoice total with tax").values():
+        assert set(values.values()) == {1.0}, values
