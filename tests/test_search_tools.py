@@ -7,7 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from local_memory_search.api import RESULT_CACHE
+from local_memory_search.api import RESULT_CACHE, explain_matches
+from local_memory_search.params import ExplainMatchParams
 from local_memory_search.runtime import RUNTIME
 from local_memory_search.tools import call_tool
 from search_support import env, snapshot
@@ -282,6 +283,20 @@ def test_explain_reproduces_the_hybrid_order_and_scores(query, gap):
         assert ex["final_score"] == pytest.approx(product)
     finals = [ex["final_score"] for ex in explained]
     assert finals == sorted(finals, reverse=True)
+
+
+def test_explain_matches_gives_each_hit_what_explain_match_gives_it_from_one_ranking(project):
+    query = "retry the database connection with backoff"
+    hits = call("search_hybrid", query=query, limit=5, cache_bust=True)["results"]
+    ids = [h["chunk_id"] for h in hits] + ["no-such-chunk"]
+    params = ExplainMatchParams.model_validate(
+        {"project_path": str(project), "query": query, "result_id": ids[0], "verbosity": "full"}
+    )
+    many = explain_matches(params, ids).data["explanations"]
+    assert many["no-such-chunk"] is None
+    for cid in ids[:-1]:
+        one = call("explain_match", query=query, result_id=cid, verbosity="full")["data"]
+        assert many[cid] == one
 
 
 def test_explain_shows_the_identifier_and_recency_boosts():

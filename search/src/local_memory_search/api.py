@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -591,43 +592,71 @@ def explain_match(params: ExplainMatchParams, settings: Settings | None = None) 
     """Why ``result_id`` ranked where it did for ``query`` in search_hybrid (same numbers, same order)."""
     with open_index(params.project_path, settings) as reader:
         chunk = _require_chunk(reader, params.result_id)
-        req = RankRequest(
-            query=params.query,
-            mode="hybrid",
-            alpha=params.alpha,
-            rrf_k=params.rrf_k,
-            recency_weight=params.recency_weight,
-            gap_threshold=params.gap_threshold,
-            filters=SearchFilters.of(params.filters),
-            depth=CANDIDATE_DEPTH,
-        )
-        ranking = rank(reader, req)
-        scored = next((s for s in ranking.ranked if s.chunk_id == params.result_id), None)
-        data: dict[str, Any] = {
-            "result_id": params.result_id,
-            "query": params.query,
-            "file_path": chunk["file_path"],
-            "symbol_name": chunk["symbol_name"],
-            "lines": [chunk["start_line"], chunk["end_line"]],
-            "alpha": params.alpha,
-            "alpha_effective": ranking.alpha_effective,
-            "rrf_k": params.rrf_k,
-            "candidates": len(ranking.ranked),
-        }
-        if scored is None:
-            data.update(
-                {
-                    "found": False,
-                    "rank": None,
-                    "in_results": False,
-                    "final_score": 0.0,
-                    "reason": f"neither leg retrieved this chunk within its top {CANDIDATE_DEPTH}",
-                }
-            )
-        else:
-            data["found"] = True
-            data.update(explain_scored(ranking, scored, params.verbosity))
+        ranking = rank(reader, _explain_request(params))
+        data = _explanation(ranking, params, params.result_id, chunk)
         return ToolResult(data=data, warnings=[*reader.warnings, *ranking.warnings])
+
+
+def explain_matches(
+    params: ExplainMatchParams, result_ids: Sequence[str], settings: Settings | None = None
+) -> ToolResult:
+    """``explain_match`` for several results of one query with one ranking (``params.result_id`` is
+    ignored): ``data["explanations"]`` maps each id to the breakdown ``explain_match`` gives for it,
+    or to None when the id is not a chunk of the project."""
+    with open_index(params.project_path, settings) as reader:
+        ranking = rank(reader, _explain_request(params))
+        chunks = reader.fetch_chunks(list(result_ids))
+        explanations = {
+            rid: _explanation(ranking, params, rid, chunks[rid]) if rid in chunks else None
+            for rid in result_ids
+        }
+        return ToolResult(data={"explanations": explanations}, warnings=[*reader.warnings, *ranking.warnings])
+
+
+def _explain_request(params: ExplainMatchParams) -> RankRequest:
+    """The hybrid ranking ``params`` describe, to the depth explain looks at."""
+    return RankRequest(
+        query=params.query,
+        mode="hybrid",
+        alpha=params.alpha,
+        rrf_k=params.rrf_k,
+        recency_weight=params.recency_weight,
+        gap_threshold=params.gap_threshold,
+        filters=SearchFilters.of(params.filters),
+        depth=CANDIDATE_DEPTH,
+    )
+
+
+def _explanation(
+    ranking: Ranking, params: ExplainMatchParams, result_id: str, chunk: dict[str, Any]
+) -> dict[str, Any]:
+    """The breakdown of ``result_id`` (the chunk ``chunk``) in ``ranking``."""
+    scored = next((s for s in ranking.ranked if s.chunk_id == result_id), None)
+    data: dict[str, Any] = {
+        "result_id": result_id,
+        "query": params.query,
+        "file_path": chunk["file_path"],
+        "symbol_name": chunk["symbol_name"],
+        "lines": [chunk["start_line"], chunk["end_line"]],
+        "alpha": params.alpha,
+        "alpha_effective": ranking.alpha_effective,
+        "rrf_k": params.rrf_k,
+        "candidates": len(ranking.ranked),
+    }
+    if scored is None:
+        data.update(
+            {
+                "found": False,
+                "rank": None,
+                "in_results": False,
+                "final_score": 0.0,
+                "reason": f"neither leg retrieved this chunk within its top {CANDIDATE_DEPTH}",
+            }
+        )
+    else:
+        data["found"] = True
+        data.update(explain_scored(ranking, scored, params.verbosity))
+    return data
 
 
 def warm_up(project_path: str | None = None, settings: Settings | None = None) -> dict[str, Any]:

@@ -16,6 +16,8 @@ from local_memory_shared.config import Settings
 from local_memory_shared.envelope import error
 from local_memory_shared.errors import InvalidArgument, LocalMemoryError
 
+from ..api import explain_matches
+from ..params import ExplainMatchParams
 from . import graphview
 from .params import flag as _flag
 
@@ -23,7 +25,7 @@ log = logging.getLogger(__name__)
 
 SEARCH_TOOLS = {"hybrid": "search_hybrid", "keyword": "search_keyword", "semantic": "search_semantic"}
 MAX_LIMIT = 50
-#: Explain is one ``explain_match`` call per hit: keep the page's explain bounded.
+#: Hits that get an explain breakdown (all from one ranking of the query, as ``explain_match`` gives).
 MAX_EXPLAINED = 20
 
 Answer = tuple[int, dict[str, Any]]
@@ -144,14 +146,26 @@ class MonitorApi:
         args = {"project_path": project, "query": query, "limit": _int(params, "limit", 10, 1, MAX_LIMIT)}
         status, envelope = self._tool(SEARCH_TOOLS[mode], args)
         if status == 200 and _flag(params, "explain"):
-            for hit in (envelope.get("results") or [])[:MAX_EXPLAINED]:
-                hit["explain"] = self._explain(project, query, hit["chunk_id"])
+            hits = (envelope.get("results") or [])[:MAX_EXPLAINED]
+            explained = self._explain(project, query, [hit["chunk_id"] for hit in hits])
+            for hit in hits:
+                hit["explain"] = explained.get(hit["chunk_id"])
         return status, envelope
 
-    def _explain(self, project: str, query: str, chunk_id: str) -> dict[str, Any] | None:
-        args = {"project_path": project, "query": query, "result_id": chunk_id}
-        envelope = _call("explain_match", args, self.settings)
-        return envelope.get("data") if envelope.get("ok") else None
+    def _explain(self, project: str, query: str, chunk_ids: list[str]) -> dict[str, Any]:
+        """``explain_match`` of each hit, from one ranking of ``query`` (empty if it cannot run)."""
+        if not chunk_ids:
+            return {}
+        try:
+            params = ExplainMatchParams.model_validate(
+                {"project_path": project, "query": query, "result_id": chunk_ids[0]}
+            )
+            data = explain_matches(params, chunk_ids, self.settings).data or {}
+        except (LocalMemoryError, ValueError) as exc:  # ValueError: pydantic's validation error
+            log.warning("monitor explain failed: %s", exc)
+            return {}
+        explained: dict[str, Any] = data.get("explanations", {})
+        return explained
 
     def chunk(self, params: Mapping[str, str]) -> Answer:
         """One chunk's code (the page opens it when a graph node is clicked)."""
