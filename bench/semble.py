@@ -343,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.index_only:
         split = halves()
         wanted = split[args.half] if args.half != "all" else split["tuning"] + split["reporting"]
+        subset = {r for r in args.repos.split(",") if r}
+        if subset:
+            wanted = [name for name in wanted if name in subset]
         index_repos([r for r in repos() if r["name"] in wanted])
         return 0
     only = [r for r in args.repos.split(",") if r]
