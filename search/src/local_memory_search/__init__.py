@@ -1,8 +1,8 @@
 """The strictly read-only Local Memory searcher."""
 
-from local_memory_shared.lazy_imports import defer_rest_client, lighten_lancedb_import
+from local_memory_shared.lazy_imports import defer_rest_client, lighten_imports
 
 # Before anything imports lancedb: skip the REST namespace client's eager import, and the bytecode
-# override checks and eager pydantic builds of the lancedb import itself (see lazy_imports).
+# override checks and eager pydantic builds of the lancedb and MCP SDK imports (see lazy_imports).
 defer_rest_client()
-lighten_lancedb_import()
+lighten_imports()
