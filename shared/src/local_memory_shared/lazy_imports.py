@@ -225,4 +225,3 @@ def lighten_imports(names: Iterable[str] = tuple(LIGHTER_IMPORTS)) -> list[str]:
         if _FINDER.pending and _FINDER not in sys.meta_path:
             sys.meta_path.insert(0, _FINDER)
         return todo
-
