@@ -11,6 +11,11 @@ into the git-ignored ``bench/cache/footprint``; index in ``bench/cache/search_ro
 Wall seconds and the child's CPU seconds (user + sys) are both reported: on a loaded machine
 the CPU figure is the steadier one (it does not show the model loading beside the imports).
 
+Before timing, every source tree (this checkout's ``*/src`` and each ``--before`` path) is
+byte-compiled: an installed package has its ``.pyc`` files, but an editable checkout run with
+``PYTHONDONTWRITEBYTECODE=1`` (as in this sandbox) would recompile ~100 modules in every fresh
+process (~0.07 s) and blur the comparison.
+
 Then one ``python -X importtime`` run of the CLI query, summarised as the top modules by
 cumulative and by self time, and the in-process import seconds of ``tools`` (the tool layer)::
 
@@ -21,6 +26,7 @@ cumulative and by self time, and the in-process import seconds of ``tools`` (the
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import resource
@@ -88,6 +94,47 @@ def _with_pythonpath(pythonpath: str | None, fn: Any, *args: Any) -> Any:
             os.environ["PYTHONPATH"] = old
 
 
+def compile_sources(pythonpaths: list[str | None]) -> None:
+    """Write ``.pyc`` files for this checkout's sources and each older tree (what an install has)."""
+    dirs = [REPO / pkg / "src" for pkg in ("shared", "search", "indexer")]
+    for pythonpath in pythonpaths:
+        dirs += [Path(p) for p in (pythonpath or "").split(os.pathsep) if p]
+    for folder in dirs:
+        if folder.is_dir():
+            compileall.compile_dir(str(folder), quiet=1)
+
+
+CRITICAL_PATH_PROBE = """
+import contextlib, io, json, resource, sys, time
+w0 = time.perf_counter()
+from local_memory_search.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    rc = main(["query", sys.argv[1], "--project", sys.argv[2], "--json"])
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"rc": rc, "main_thread_cpu": time.thread_time(), "process_cpu": r.ru_utime + r.ru_stime}))
+"""
+
+
+def critical_path(project: Path, data_root: Path, query: str) -> tuple[float, float]:
+    """Main-thread and whole-process CPU seconds of one CLI hybrid query in a fresh interpreter.
+
+    The query model loads on a second thread beside the imports, so on an idle machine with two
+    or more cores the main thread's CPU (plus interpreter start, ~0.03 s) is the wall-time floor.
+    """
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(data_root)}
+    out = subprocess.run(
+        [sys.executable, "-c", CRITICAL_PATH_PROBE, query, str(project)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if got["rc"] != 0:
+        raise RuntimeError(f"no hybrid answer: {out.stderr[-300:]}")
+    return float(got["main_thread_cpu"]), float(got["process_cpu"])
+
+
 def _child_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -117,6 +164,14 @@ def run(project: Path, data_root: Path, repeats: int, variants: dict[str, str | 
             for key, value in (("cli", cli), ("mcp", mcp), ("cli_cpu", cli_cpu), ("mcp_cpu", mcp_cpu)):
                 times[name][key].append(round(value, 3))
             print(f"run {i + 1} {name}: cli {cli:.2f}s mcp {mcp:.2f}s", file=sys.stderr)
+    paths: dict[str, dict[str, list[float]]] = {v: {"main": [], "process": []} for v in variants}
+    for i in range(repeats):
+        for name, pythonpath in variants.items():
+            main_cpu, process_cpu = _with_pythonpath(
+                pythonpath, critical_path, project, data_root, QUERIES[i % len(QUERIES)]
+            )
+            paths[name]["main"].append(main_cpu)
+            paths[name]["process"].append(process_cpu)
     report: dict[str, Any] = {"load_avg": os.getloadavg()}
     for name, pythonpath in variants.items():
         report[name] = {
@@ -126,6 +181,9 @@ def run(project: Path, data_root: Path, repeats: int, variants: dict[str, str | 
             "mcp_median_s": round(statistics.median(times[name]["mcp"]), 3),
             "cli_cpu_median_s": round(statistics.median(times[name]["cli_cpu"]), 3),
             "mcp_cpu_median_s": round(statistics.median(times[name]["mcp_cpu"]), 3),
+            # in-process CLI query: main-thread CPU = the idle 2-core wall-time floor (see critical_path)
+            "cli_main_thread_cpu_median_s": round(statistics.median(paths[name]["main"]), 3),
+            "cli_process_cpu_median_s": round(statistics.median(paths[name]["process"]), 3),
             "importtime": _with_pythonpath(pythonpath, importtime, project, data_root, QUERIES[0]),
         }
     return report
@@ -151,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     variants: dict[str, str | None] = {"now": None}
     if args.before:
         variants = {"before": args.before, **variants}
+    compile_sources(list(variants.values()))
     report.update(run(project, ROOT, args.repeats, variants))
     text = json.dumps(report, indent=2)
     if args.out:

@@ -90,3 +90,107 @@ def test_deferring_is_a_no_op_once_the_client_was_imported() -> None:
         """
     )
     assert got == {"deferred": False, "loaded": True, "has_api": True}
+
+
+def test_a_real_search_imports_lancedb_without_override_checks_or_eager_rest_models(
+    indexed_sample: IndexedProject,
+) -> None:
+    got = run(
+        f"""
+        import json, sys
+        from local_memory_search.tools import call_tool
+        answer = call_tool("search_hybrid", {{"query": "retry the connection", "project_path": {str(indexed_sample.project)!r}}})
+        import lance_namespace, overrides
+        from pydantic._internal._config import config_defaults
+        from local_memory_shared.lazy_imports import _FINDER
+        print(json.dumps({{
+            "ok": answer["ok"], "results": len(answer["results"]),
+            # built on first use, not at import (defer_build inside the lancedb import window only)
+            "rest_model_built": lance_namespace.ListNamespacesResponse.__pydantic_complete__,
+            "defer_default_after": config_defaults["defer_build"],
+            # the real overrides.override is back for everyone else; lancedb's window is used up
+            "override": overrides.override.__module__ + "." + overrides.override.__name__,
+            "pending": sorted(_FINDER.pending),
+            "mcp": "mcp" in sys.modules,
+        }}))
+        """,
+        LOCAL_VECTOR_SEARCH_DATA_ROOT=str(indexed_sample.data_root),
+    )
+    assert got == {
+        "ok": True,
+        "results": got["results"],
+        "rest_model_built": False,
+        "defer_default_after": False,
+        "override": "overrides.overrides.override",
+        "pending": ["mcp", "mcp_types"],  # a CLI search never imports the MCP SDK
+        "mcp": False,
+    }
+    assert got["results"] > 0
+
+
+def test_deferred_rest_models_validate_and_serialise_as_eager_ones() -> None:
+    code = """
+        import json, sys
+        if sys.argv[-1] == "light":
+            import local_memory_search  # installs the lighter lancedb import
+        import lancedb, lance_namespace
+        from pydantic import ValidationError
+        model = lance_namespace.ListNamespacesResponse
+        before = model.__pydantic_complete__
+        dumped = model(namespaces=["a", "b"], page_token="p").model_dump(mode="json")
+        try:
+            model(namespaces=5)
+            refused = None
+        except ValidationError as exc:
+            refused = [e["loc"][0] for e in exc.errors()]
+        print(json.dumps({"built_at_import": before, "dumped": dumped, "refused": refused,
+                          "schema": sorted(model.model_json_schema()["properties"])}))
+    """
+    outs = {}
+    for variant in ("eager", "light"):
+        proc = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code), variant],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        outs[variant] = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert outs["eager"]["built_at_import"] is True and outs["light"]["built_at_import"] is False
+    for key in ("dumped", "refused", "schema"):
+        assert outs["light"][key] == outs["eager"][key]
+    assert outs["light"]["refused"] == ["namespaces"]
+
+
+def test_lightening_is_a_no_op_once_lancedb_was_imported() -> None:
+    got = run(
+        """
+        import json, sys
+        import lancedb
+        from local_memory_shared.lazy_imports import _FINDER, lighten_imports
+        print(json.dumps({"lightened": lighten_imports(["lancedb"]), "finder": _FINDER in sys.meta_path}))
+        """
+    )
+    assert got == {"lightened": [], "finder": False}
+
+
+def test_the_mcp_server_imports_the_sdk_models_deferred_and_they_still_validate() -> None:
+    got = run(
+        """
+        import json, sys
+        from local_memory_search.server import build_server
+        import mcp_types
+        server = build_server()
+        untouched = mcp_types.CreateMessageRequest.__pydantic_complete__  # sampling: never used here
+        tool = mcp_types.Tool(name="t", input_schema={"type": "object"})
+        from pydantic import ValidationError
+        try:
+            mcp_types.Tool(name=5, input_schema={})
+            refused = None
+        except ValidationError as exc:
+            refused = exc.errors()[0]["loc"][0]
+        print(json.dumps({"untouched_built": untouched, "tool": tool.model_dump(by_alias=True)["name"],
+                          "refused": refused, "sdk_in_window": "mcp" in sys.modules}))
+        """
+    )
+    assert got == {"untouched_built": False, "tool": "t", "refused": "name", "sdk_in_window": True}

@@ -1,6 +1,8 @@
 """The strictly read-only Local Memory searcher."""
 
-from local_memory_shared.lazy_imports import defer_rest_client
+from local_memory_shared.lazy_imports import defer_rest_client, lighten_imports
 
-# Before anything imports lancedb: skip the REST namespace client's eager import (see lazy_imports).
+# Before anything imports lancedb: skip the REST namespace client's eager import, and the bytecode
+# override checks and eager pydantic builds of the lancedb and MCP SDK imports (see lazy_imports).
 defer_rest_client()
+lighten_imports()

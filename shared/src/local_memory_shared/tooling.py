@@ -46,7 +46,7 @@ M = TypeVar("M", bound=BaseModel)
 class StrictModel(BaseModel):
     """Base of every tool's arguments: no unknown keys, no type coercion ("10" is not 10), immutable."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 def _not_blank(value: str) -> str:

@@ -14,7 +14,7 @@ from .doctor import doctor_index
 from .health import health_check
 from .status import index_status
 
-_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
+_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 _PROJECT_DESCRIPTION = (
     "Absolute path of the indexed project root (default: LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT)."
 )

@@ -33,7 +33,7 @@ from .reader import ROW_COLUMNS, MemoryReader, open_reader, sql_in, sql_str
 from .search import DEFAULT_CANDIDATES, SearchRequest, search
 from .shape import RESULT_FIELDS, page, record_dict, shape_hit
 
-_CFG = ConfigDict(extra="forbid", frozen=True)
+_CFG = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 Kind = Literal[
     "trap", "decision", "spec", "plan", "scratch", "state", "review", "log", "prompt", "session", "note"
 ]
