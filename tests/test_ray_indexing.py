@@ -8,6 +8,9 @@ searched by the real search tools, with the same answers as a local single-proce
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 import threading
 import warnings
 from collections.abc import Iterator
@@ -216,3 +219,57 @@ def test_a_large_ray_run_parses_on_the_cluster_publishes_in_two_phases_and_match
     assert any(r[2] == "helper" for r in rows["call_edges"]) and any(
         r[2] == "pkg/core.py" for r in rows["import_edges"]
     )
+
+
+#: Runs the real CLI in a fresh interpreter where ``import ray`` fails (the extra not installed).
+NO_RAY = """
+import sys
+sys.modules["ray"] = None  # what ``import ray`` meets when the extra is not installed: ImportError
+from local_memory_indexer.cli import main
+raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+def test_ray_without_the_extra_is_an_invalid_argument_naming_the_install(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "p", {"a.py": "def a():\n    return 1\n"})
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(tmp_path / "data")):
+        done = subprocess.run(
+            [sys.executable, "-c", NO_RAY, "index", str(project), "--ray", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    answer = json.loads(done.stdout)
+    assert done.returncode != 0 and not answer["ok"]
+    assert answer["error"]["code"] == "INVALID_ARGUMENT" and answer["error"]["field"] == "ray"
+    assert "pip install 'local-memory-indexer[distributed]'" in answer["error"]["message"]
+    assert not (tmp_path / "data").exists() or not any((tmp_path / "data").rglob("state.db"))
+
+
+def test_an_unreachable_address_is_an_invalid_argument_naming_it(tmp_path: Path) -> None:
+    # A fresh interpreter: in this one Ray is already initialised and would be reused.
+    project = write_project(tmp_path / "p", {"a.py": "def a():\n    return 1\n"})
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        address = f"ray://127.0.0.1:{s.getsockname()[1]}"
+    with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(tmp_path / "data")):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "local_memory_indexer.cli",
+                "index",
+                str(project),
+                "--ray",
+                "--address",
+                address,
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    answer = json.loads(done.stdout)
+    assert done.returncode != 0 and not answer["ok"]
+    assert answer["error"]["code"] == "INVALID_ARGUMENT" and answer["error"]["field"] == "address"
+    assert address in answer["error"]["message"] and "cannot reach" in answer["error"]["message"]
