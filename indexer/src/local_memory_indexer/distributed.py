@@ -7,7 +7,6 @@ a local run. Parsing (chunking + symbol/call/import extraction) and embedding mo
   file to (``parse_worker.parse_file``, the unit both local paths run, so the rows are the
   same): one Ray task per file, its bytes travel with the task (workers on other machines need
   not see the checkout), the chunk drafts and graph come back;
-
 - :class:`RayEmbedder` is an :class:`Embedder` whose ``iter_embeddings`` cuts the texts into
   slices and sends them to a pool of ``EmbedWorker`` actors; each actor opens **one** model
   session (the same backend/model/dimension as a local run, so the index and its provenance are
