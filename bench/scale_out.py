@@ -8,6 +8,10 @@ Sections (each prints one table row; ``--json`` keeps every figure):
 - ``embed``: chunks/s of the ONNX model on this project's own sources, serial in this process
   with 1 thread (= per core) and 2 threads, then on a local Ray cluster (``ray.init(num_cpus=2)``)
   with 1 and 2 actors of 1 thread each (one model session per actor);
+- ``ray_index``: a full first index (walk, parse, embed, write, publish) of the corpus into a local
+  data root, serial (this process, the local model) vs ``--ray`` (``RayParser`` + ``RayEmbedder``
+  on ``ray.init(num_cpus=2)``, the default pool of 1 actor), interleaved rounds in rotating order,
+  a fresh data root (empty embedding cache) each time, Ray pool start-up timed apart;
 - ``index``: a full index of the corpus, local data root vs ``LOCAL_MEMORY_LANCE_URI=s3://…``
   (per-phase seconds from the pipeline's own summary);
 - ``query``: ``search_keyword`` / ``search_semantic`` / ``search_hybrid`` p50 / p95 on the local
@@ -134,6 +138,64 @@ def bench_embed(texts: list[str], rounds: int) -> dict[str, Any]:
         for emb in configs.values():
             emb.close()
         ray.shutdown()
+    return out
+
+
+def bench_ray_index(project: Path, work: Path, rounds: int) -> dict[str, Any]:
+    """Full first index, serial vs Ray (parse + embed on the cluster), interleaved; medians."""
+    import ray
+    from local_memory_indexer.distributed import RayEmbedder, RayParser
+    from local_memory_indexer.pipeline import index_project
+    from local_memory_shared.config import load_settings
+
+    out: dict[str, Any] = {"rounds": rounds}
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    out["ray_init_s"] = round(time.perf_counter() - start, 2)
+    names = ["serial", "ray"]
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    starts: list[float] = []
+    try:
+        for r in range(rounds):
+            for name in names[r % 2 :] + names[: r % 2]:
+                data = work / f"data-{name}-{r}"
+                embedder = parser = None
+                if name == "ray":
+                    start = time.perf_counter()
+                    embedder, parser = RayEmbedder(), RayParser()
+                    starts.append(round(time.perf_counter() - start, 2))
+                try:
+                    with _env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(data), LOCAL_MEMORY_LANCE_URI=""):
+                        start = time.perf_counter()
+                        summary = index_project(
+                            project, settings=load_settings(), embedder=embedder, parser=parser
+                        )
+                        total = time.perf_counter() - start
+                finally:
+                    if embedder is not None:
+                        embedder.close()
+                phases = summary.seconds
+                runs[name].append(
+                    {
+                        "chunks": summary.chunks_total,
+                        "files": summary.files_parsed,
+                        "seconds": round(total, 2),
+                        "chunks_per_s": round(summary.chunks_total / total, 2),
+                        "non_embed_s": round(sum(v for k, v in phases.items() if k != "embed"), 2),
+                        "phases": phases,
+                        "load": round(os.getloadavg()[0], 1),
+                    }
+                )
+                shutil.rmtree(data, ignore_errors=True)
+    finally:
+        ray.shutdown()
+    out["runs"], out["ray_pool_start_s"] = runs, starts
+    for name in names:
+        out[f"{name}_chunks_per_s"] = statistics.median(x["chunks_per_s"] for x in runs[name])
+        out[f"{name}_non_embed_s"] = statistics.median(x["non_embed_s"] for x in runs[name])
+    out["ray_vs_serial"] = round(out["ray_chunks_per_s"] / out["serial_chunks_per_s"], 2)
     return out
 
 
@@ -323,6 +385,7 @@ def run(quick: bool, only: set[str] | None = None) -> dict[str, Any]:
             s3_env = server.env("bench")
             steps: list[tuple[str, Callable[[], Any]]] = [
                 ("embed", lambda: bench_embed(_texts(project, 100 if quick else 400), 2 if quick else 3)),
+                ("ray_index", lambda: bench_ray_index(project, work, 2 if quick else 3)),
                 ("index", lambda: bench_index(project, work, s3_env)),
                 ("query", lambda: bench_query(project, work, s3_env, 2 if quick else 4)),
                 ("requests", lambda: bench_requests(project, work, s3_env)),

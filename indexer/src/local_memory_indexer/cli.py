@@ -98,14 +98,16 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise InvalidArgument("--address and --ray-actors need --ray", field="address")
     settings = load_settings()
     embedder = None
+    parser = None
     if args.ray:
-        from .distributed import RayEmbedder
+        from .distributed import RayEmbedder, RayParser
 
         embedder = RayEmbedder(args.address, args.ray_actors)
+        parser = RayParser()
     summaries: list[IndexSummary] = []
     try:
         for path in paths:
-            summaries.append(_index_one(args, path, settings, embedder))
+            summaries.append(_index_one(args, path, settings, embedder, parser))
     finally:
         if embedder is not None:
             embedder.close()
@@ -120,15 +122,22 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _index_one(args: argparse.Namespace, path: str, settings: Any, embedder: Any) -> IndexSummary:
-    """One project of an ``index`` command (``embedder`` None = the local model, opened per project)."""
+def _index_one(
+    args: argparse.Namespace, path: str, settings: Any, embedder: Any, parser: Any
+) -> IndexSummary:
+    """One project of an ``index`` command (``embedder`` None = the local model, opened per project;
+    ``parser`` None = parse here or in a local pool)."""
     show_bar = not args.json and not args.quiet and sys.stderr.isatty()
+    kwargs: dict[str, Any] = {
+        "full": args.full,
+        "rebuild": args.rebuild,
+        "embedder": embedder,
+        "parser": parser,
+    }
     if show_bar:
         with RichProgress() as bar:
-            return index_project(
-                path, settings=settings, full=args.full, rebuild=args.rebuild, progress=bar, embedder=embedder
-            )
-    return index_project(path, settings=settings, full=args.full, rebuild=args.rebuild, embedder=embedder)
+            return index_project(path, settings=settings, progress=bar, **kwargs)
+    return index_project(path, settings=settings, **kwargs)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -179,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--ray",
         action="store_true",
-        help="embed on a Ray cluster (needs local-memory-indexer[distributed]); this process commits",
+        help="parse and embed on a Ray cluster (needs local-memory-indexer[distributed]); this process commits",
     )
     p.add_argument(
         "--address", default=None, help="Ray cluster to join (ray://host:10001); default: start one"

@@ -1,17 +1,22 @@
-"""Embedding on a Ray cluster (``local-memory-indexer index PATH… --ray [--address ray://…]``).
+"""Indexing on a Ray cluster (``local-memory-indexer index PATH… --ray [--address ray://…]``).
 
 Needs the optional extra ``local-memory-indexer[distributed]`` (Ray); nothing here is imported by
-a local run. Embedding is the slow part of indexing (tens of chunks/s per core), so it is what
-moves to the cluster:
+a local run. Parsing (chunking + symbol/call/import extraction) and embedding move to the cluster:
 
+- :class:`RayParser` is a :class:`concurrent.futures.Executor` the pipeline hands every changed
+  file to (``parse_worker.parse_file``, the unit both local paths run, so the rows are the
+  same): one Ray task per file, its bytes travel with the task (workers on other machines need
+  not see the checkout), the chunk drafts and graph come back;
 - :class:`RayEmbedder` is an :class:`Embedder` whose ``iter_embeddings`` cuts the texts into
   slices and sends them to a pool of ``EmbedWorker`` actors; each actor opens **one** model
   session (the same backend/model/dimension as a local run, so the index and its provenance are
   identical) and answers each slice with an Arrow ``FixedSizeList<float32>`` array;
-- the driver process stays the **one committer**: it walks, chunks and parses each project,
-  writes LanceDB and SQLite and publishes batch by batch exactly as a local run (embedding
-  cache, crash safety, publication rule, index maintenance), pulling vectors from the actors as
-  they finish, with at most two slices in flight per actor;
+- the driver process stays the **one committer**: it walks each project (the ignore rules and
+  the size/mtime/hash check against its state DB decide what changed, so it reads the changed
+  files), turns the workers' drafts into rows, writes LanceDB and SQLite and publishes batch by
+  batch exactly as a local run (two-phase publication, embedding cache, crash safety, index
+  maintenance), pulling vectors from the actors as they finish, with at most two slices in
+  flight per actor;
 - many projects run one after another against one actor pool (the model is loaded once per
   actor for the whole run); progress is the local run's; Ctrl-C / the cancel event stops the
   committer between batches and ``close`` kills the actors.
@@ -26,7 +31,8 @@ import logging
 import os
 import warnings
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, Future
 from typing import Any
 
 import numpy as np
@@ -64,6 +70,34 @@ def _ray() -> Any:
     return ray
 
 
+def _call(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run ``fn(*args)`` on a Ray worker (the body of :class:`RayParser`'s task)."""
+    return fn(*args)
+
+
+class RayParser(Executor):
+    """Runs the pipeline's parse calls as Ray tasks on the cluster ``ray`` is connected to.
+
+    Each task takes one CPU while one is free after the embedding actors were placed (the
+    default pool leaves one); with every CPU held by actors, tasks take none rather than wait
+    forever. Ray re-runs a task whose worker died; an error comes back through the future and
+    the pipeline parses that batch in process.
+    """
+
+    def __init__(self) -> None:
+        ray = _ray()
+        if not ray.is_initialized():
+            raise InvalidArgument("RayParser needs a connected Ray cluster (start RayEmbedder first)")
+        free = float(ray.available_resources().get("CPU", 0.0))
+        self._task = ray.remote(num_cpus=1 if free >= 1 else 0)(_call)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        if kwargs:
+            raise TypeError("RayParser.submit takes positional arguments only")
+        future: Future[Any] = self._task.remote(fn, *args).future()
+        return future
+
+
 class _EmbedWorker:
     """One model session on one Ray worker (wrapped by ``ray.remote`` in :class:`RayEmbedder`)."""
 
@@ -97,7 +131,16 @@ class RayEmbedder(Embedder):
                 # Ray starts its processes with fork + exec; lance's before-fork hook warns on any fork.
                 warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
                 warnings.filterwarnings("ignore", "lancedb fork support is experimental", RuntimeWarning)
-                ray.init(address=address, include_dashboard=False, log_to_driver=False)
+                try:
+                    ray.init(address=address, include_dashboard=False, log_to_driver=False)
+                except (ConnectionError, TimeoutError, ValueError, RuntimeError) as exc:
+                    if address is None:
+                        raise
+                    raise InvalidArgument(
+                        f"cannot reach the Ray cluster at {address!r} (a running head node's "
+                        f"ray://host:10001 or host:6379 address?): {exc}",
+                        field="address",
+                    ) from exc
             self._started = True
         cpus = int(ray.cluster_resources().get("CPU", 1))
         count = actors if actors is not None else max(1, cpus - 1)

@@ -36,7 +36,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
@@ -238,8 +238,13 @@ def index_project(
     embedder: Embedder | None = None,
     progress: ProgressSink | None = None,
     cancel: threading.Event | None = None,
+    parser: Executor | None = None,
 ) -> IndexSummary:
-    """Index (or incrementally re-index) ``project_path`` into the data root."""
+    """Index (or incrementally re-index) ``project_path`` into the data root.
+
+    ``parser`` (e.g. ``distributed.RayParser``) parses every changed file (``parse_file``) for
+    this run instead of this process or a local pool; the caller owns and closes it.
+    """
     settings = settings or load_settings()
     paths = project_paths(settings.data_root, project_path)
     progress = progress or NullProgress()
@@ -254,7 +259,7 @@ def index_project(
                 clean_leftovers(paths, main, KEEP_VERSIONS_FOR.total_seconds(), settings.lance_uri)
                 if rebuild and main.published() is not None:
                     side = open_state_rw(side_db(paths), reset=True)
-                run = _Run(paths, settings, embedder, progress, cancel, conn, side)
+                run = _Run(paths, settings, embedder, progress, cancel, conn, side, parser)
                 return run.run(full=full, rebuild=rebuild)
             finally:
                 if side is not None:
@@ -371,15 +376,18 @@ def parse_pool(files: int) -> Iterator[ProcessPoolExecutor | None]:
 
 
 def _parsed_batches(
-    batches: Iterator[tuple[FileChange, ...]], pool: ProcessPoolExecutor | None
+    batches: Iterator[tuple[FileChange, ...]], pool: Executor | None, *, first_here: bool = True
 ) -> Iterator[tuple[tuple[FileChange, ...], list[ParsedFile] | None]]:
-    """Batches with their parsed files; with a pool, the next batch parses while this one is written."""
+    """Batches with their parsed files; with a pool, the next batch parses while this one is written.
+
+    ``first_here``: parse the first batch in process while a fresh pool's workers start.
+    """
     if pool is None:
         for batch in batches:
             yield batch, None
         return
     ahead: tuple[tuple[FileChange, ...], list[Future[ParsedFile]]] | None = None
-    first = True
+    first = first_here
     broken = False
     for batch in batches:
         if first or broken:  # the small first batch is parsed here while the workers start
@@ -407,6 +415,9 @@ def _results(
         return [f.result() for f in ahead[1]]
     except BrokenProcessPool:
         log.warning("a parse worker process died; parsing the rest of the run in process")
+        return None
+    except Exception as exc:  # parse_file returns its errors, so this is the executor failing
+        log.warning("a parse worker failed (%s); parsing this batch in process", exc)
         return None
 
 
@@ -436,8 +447,10 @@ class _Run:
         cancel: threading.Event | None,
         conn: sqlite3.Connection,
         side: sqlite3.Connection | None = None,
+        parser: Executor | None = None,
     ):
         self.paths = paths
+        self.parser = parser
         self.settings = settings
         self.embedder = embedder
         self.progress = progress
@@ -552,8 +565,10 @@ class _Run:
         # (and a rebuild, which readers cannot see before its swap) embeds batch by batch inline.
         defer = not self.beside and total > FIRST_BATCH_FILES
         vectors_complete = not defer and not self.state.pending_files()
-        with parse_pool(total if defer else 0) as pool:
-            for batch, parsed in _parsed_batches(self._batches(plan.changed), pool):
+        pools = contextlib.nullcontext(self.parser) if self.parser else parse_pool(total if defer else 0)
+        with pools as pool:
+            batches = _parsed_batches(self._batches(plan.changed), pool, first_here=self.parser is None)
+            for batch, parsed in batches:
                 self._check_cancel()
                 self._index_batch(
                     batch,
