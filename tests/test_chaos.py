@@ -26,11 +26,12 @@ from typing import Any
 import lancedb
 import pytest
 from index_damage import delete_fts_files, poison_vectors
+from indexing_support import run_cli, summary_of
 from local_memory_search.store import clear_caches
 from local_memory_search.tools import call_tool
 from local_memory_shared.paths import ProjectPaths, project_paths
 from search_support import env, index
-from test_crash_recovery import run_cli, summary_of, write_project
+from test_crash_recovery import write_project
 
 pytestmark = pytest.mark.chaos
 

@@ -8,19 +8,16 @@ real searcher reading them afterwards.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
-import sqlite3
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
+import indexing_support
 import lancedb
 import pytest
+from indexing_support import current_lance, run_cli, state_rows, summary_of, write_modules
 from local_memory_search.store import clear_caches
 from local_memory_search.tools import call_tool
 from local_memory_shared.paths import ProjectPaths, project_paths
@@ -31,77 +28,27 @@ pytestmark = pytest.mark.slow
 FUNCS = 4
 FILES = 40  # first batch 16 files, then 24: a second batch to kill in
 
-#: ``python -c`` prelude: SIGKILL this process on the Nth call of ``target`` (module:Class.method).
-KILLER = textwrap.dedent(
-    """
-    import importlib, os, signal, sys
-    from datetime import timedelta
-    mod_name, qual = sys.argv[1].split(":")
-    nth = int(sys.argv[2])
-    cls_name, meth = qual.split(".")
-    cls = getattr(importlib.import_module(mod_name), cls_name)
-    original = getattr(cls, meth)
-    calls = [0]
-    def wrapper(self, *args, **kwargs):
-        calls[0] += 1
-        if calls[0] == nth and (meth != "publish" or kwargs.get("finished")):
-            os.kill(os.getpid(), signal.SIGKILL)
-        return original(self, *args, **kwargs)
-    setattr(cls, meth, wrapper)
-    if os.environ.get("TEST_NO_GRACE"):
-        import local_memory_indexer.store as store
-        store.KEEP_VERSIONS_FOR = timedelta(0)
-    from local_memory_indexer.cli import main
-    sys.exit(main(sys.argv[3:]))
-    """
-)
-
 
 def write_project(root: Path, tag: str, n_files: int = FILES) -> Path:
-    for i in range(n_files):
-        body = "\n\n".join(
+    return write_modules(
+        root,
+        n_files,
+        FUNCS,
+        lambda i, j: (
             f'def task_{i}_{j}(job):\n    """Run job kind {j} of module {i} ({tag})."""\n'
-            f"    return job.get('{tag}_{j}') + {i * j}\n"
-            for j in range(FUNCS)
-        )
-        path = root / f"pkg/mod_{i:03d}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(body + "\n")
-    return root
-
-
-def run_cli(
-    env_: dict[str, str], *args: str, kill_at: tuple[str, int] | None = None
-) -> subprocess.CompletedProcess[str]:
-    if kill_at is None:
-        cmd = [sys.executable, "-m", "local_memory_indexer.cli", *args]
-    else:
-        cmd = [sys.executable, "-c", KILLER, kill_at[0], str(kill_at[1]), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env_, timeout=600)
-
-
-def summary_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)["data"]
-
-
-def current_lance(paths: ProjectPaths) -> Path:
-    """The LanceDB folder the published version lives in (a rebuild swaps in a new one)."""
-    return paths.dir / state(paths, "SELECT lance_dir FROM projects")[0][0]
+            f"    return job.get('{tag}_{j}') + {i * j}"
+        ),
+        folder="pkg",
+        stem="mod",
+    )
 
 
 def lance_rows(paths: ProjectPaths, version: int) -> list[dict[str, Any]]:
-    table = lancedb.connect(str(current_lance(paths))).open_table("chunks")
-    table.checkout(version)
-    return table.to_arrow().select(["chunk_id", "file_path", "content_hash"]).to_pylist()
+    return indexing_support.lance_rows(paths, version, ["chunk_id", "file_path", "content_hash"])
 
 
 def state(paths: ProjectPaths, sql: str) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(f"file:{paths.state_db}?mode=ro", uri=True)
-    try:
-        return [tuple(r) for r in conn.execute(sql)]
-    finally:
-        conn.close()
+    return state_rows(paths.state_db, sql)
 
 
 def assert_consistent(paths: ProjectPaths, n_files: int = FILES) -> None:

@@ -13,26 +13,23 @@ import contextlib
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import lancedb
-import numpy as np
 import pytest
+from indexing_support import KILLER, DiesAfter, lance_rows, published_version, state_rows, write_modules
 from local_memory_indexer import pipeline
 from local_memory_indexer.pipeline import index_project
 from local_memory_search.store import clear_caches
 from local_memory_search.tools import call_tool
 from local_memory_shared.embedding import create_embedder
-from local_memory_shared.embedding.base import Embedder, ProgressFn
+from local_memory_shared.embedding.base import Embedder
 from local_memory_shared.errors import EmbeddingError
 from local_memory_shared.paths import ProjectPaths, project_paths
 from search_support import env
-from test_crash_recovery import KILLER
 
 N_FILES = 40
 FUNCS = 3
@@ -40,54 +37,25 @@ GROUP_CHUNKS = 30  # ten files per embedding group: four groups
 
 
 def write_project(root: Path) -> Path:
-    for i in range(N_FILES):
-        body = "\n\n".join(
+    return write_modules(
+        root,
+        N_FILES,
+        FUNCS,
+        lambda i, j: (
             f'def handler_{i}_{j}(event):\n    """Dispatch event kind {j} for queue {i}."""\n'
-            f"    return event.payload['field_{i}_{j}'] * {i + j}\n"
-            for j in range(FUNCS)
-        )
-        path = root / f"svc/queue_{i:03d}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(body + "\n")
-    return root
-
-
-class DiesAfter(Embedder):
-    """The real model for ``calls_ok`` embedding calls, then the backend is gone."""
-
-    def __init__(self, inner: Embedder, calls_ok: int):
-        self.inner, self.calls_ok = inner, calls_ok
-        self.backend, self.model = inner.backend, inner.model
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    def embed_documents(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
-        return self.inner.embed_documents(texts, progress)
-
-    def iter_embeddings(
-        self, texts: Sequence[str], progress: ProgressFn | None = None
-    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        if self.calls_ok <= 0:
-            raise EmbeddingError("backend died mid-run")
-        self.calls_ok -= 1
-        return self.inner.iter_embeddings(texts, progress)
+            f"    return event.payload['field_{i}_{j}'] * {i + j}"
+        ),
+        folder="svc",
+        stem="queue",
+    )
 
 
 def state(paths: ProjectPaths, sql: str) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(f"file:{paths.state_db}?mode=ro", uri=True)
-    try:
-        return [tuple(r) for r in conn.execute(sql)]
-    finally:
-        conn.close()
+    return state_rows(paths.state_db, sql)
 
 
 def published_rows(paths: ProjectPaths) -> list[dict[str, Any]]:
-    version = state(paths, "SELECT published_version FROM projects")[0][0]
-    table = lancedb.connect(str(paths.lance_dir)).open_table("chunks")
-    table.checkout(version)
-    return table.to_arrow().select(["chunk_id", "file_path", "vector"]).to_pylist()
+    return lance_rows(paths, published_version(paths), ["chunk_id", "file_path", "vector"])
 
 
 def search(project: Path, data: Path, tool: str, query: str, **extra: Any) -> dict[str, Any]:
@@ -110,7 +78,9 @@ def test_keyword_answers_while_vectors_are_pending_and_the_next_run_finishes(
     monkeypatch.setattr(pipeline, "EMBED_BATCH_CHUNKS", GROUP_CHUNKS)
     paths = project_paths(data, project)
     with pytest.raises(EmbeddingError):
-        index_project(project, embedder=DiesAfter(onnx, calls_ok=1))  # one group embedded, then dead
+        index_project(
+            project, embedder=DiesAfter(onnx, calls_ok=1, per="group")
+        )  # one group embedded, then dead
 
     total = N_FILES * FUNCS
     rows = published_rows(paths)

@@ -11,9 +11,10 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-import lancedb
+import indexing_support
 import numpy as np
 import pytest
+from indexing_support import DiesAfter
 from local_memory_indexer import pipeline
 from local_memory_indexer.pipeline import index_project
 from local_memory_shared.config import load_settings
@@ -105,15 +106,7 @@ def onnx() -> Embedder:
 
 
 def lance_rows(project: Path, version: int | None = None) -> list[dict]:
-    paths = project_paths(load_settings().data_root, project)
-    conn = sqlite3.connect(f"file:{paths.state_db}?mode=ro", uri=True)
-    (folder,) = conn.execute("SELECT lance_dir FROM projects").fetchone()  # a rebuild swaps folders
-    conn.close()
-    db = lancedb.connect(str(paths.dir / folder))
-    table = db.open_table("chunks")
-    if version is not None:
-        table.checkout(version)
-    return table.to_arrow().to_pylist()
+    return indexing_support.lance_rows(project_paths(load_settings().data_root, project), version)
 
 
 def mirror(project: Path) -> list[dict]:
@@ -208,24 +201,6 @@ def test_model_switch_is_refused_without_rebuild(env: Path, onnx: Embedder) -> N
     assert all(len(r["vector"]) == 8 for r in lance_rows(project, summary.published_version))
 
 
-class FailingAfter(Embedder):
-    """The real model, until the n-th call: then the backend 'dies' like a crashed process."""
-
-    def __init__(self, inner: Embedder, calls_ok: int):
-        self.inner, self.calls_ok = inner, calls_ok
-        self.backend, self.model = inner.backend, inner.model
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    def embed_documents(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
-        if self.calls_ok <= 0:
-            raise EmbeddingError("backend died mid-run")
-        self.calls_ok -= 1
-        return self.inner.embed_documents(texts, progress)
-
-
 def test_crash_mid_index_leaves_last_good_state_readable(
     env: Path, onnx: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -238,7 +213,7 @@ def test_crash_mid_index_leaves_last_good_state_readable(
         p.write_text(p.read_text() + f"\n# edited {rel}\n")  # distinct text: no cache hits
     monkeypatch.setattr(pipeline, "BATCH_FILES", 1)
     with pytest.raises(EmbeddingError):
-        index_project(project, embedder=FailingAfter(onnx, calls_ok=1))
+        index_project(project, embedder=DiesAfter(onnx, calls_ok=1))
     conn = open_state_ro(project_paths(load_settings().data_root, project).state_db)
     published = conn.execute("SELECT published_version FROM projects").fetchone()[0]
     conn.close()
@@ -312,7 +287,6 @@ def test_cli_reports_errors_cleanly(env: Path) -> None:
 
 
 def test_state_db_of_another_schema_build_is_refused_then_rebuilt(env: Path, onnx: Embedder) -> None:
-    import sqlite3
 
     project = make_project(env / "proj", {"a.py": "def a():\n    return 1\n"})
     index_project(project, embedder=onnx)

@@ -11,9 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-import lancedb
 import pytest
-from local_memory_shared.paths import project_paths
+from indexing_support import lance_rows, state_rows, write_modules
+from local_memory_shared.paths import ProjectPaths, project_paths
 
 pytestmark = pytest.mark.slow
 
@@ -21,16 +21,17 @@ FUNCS = 6
 
 
 def write_project(root: Path, n_files: int, tag: str) -> Path:
-    for i in range(n_files):
-        body = "\n\n".join(
+    return write_modules(
+        root,
+        n_files,
+        FUNCS,
+        lambda i, j: (
             f'def handler_{i}_{j}(request):\n    """Handle request kind {j} of module {i} ({tag})."""\n'
-            f"    value = request.get('{tag}_{j}')\n    return value * {j + i}\n"
-            for j in range(FUNCS)
-        )
-        path = root / f"pkg/mod_{i:03d}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(body + "\n")
-    return root
+            f"    value = request.get('{tag}_{j}')\n    return value * {j + i}"
+        ),
+        folder="pkg",
+        stem="mod",
+    )
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
@@ -46,14 +47,11 @@ def cli(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
 def published(state_db: Path) -> tuple[str | None, int | None]:
     if not state_db.exists():
         return None, None
-    conn = sqlite3.connect(f"file:{state_db}?mode=ro", uri=True, timeout=5)
     try:
-        row = conn.execute("SELECT status, published_version FROM projects").fetchone()
+        rows = state_rows(state_db, "SELECT status, published_version FROM projects")
     except sqlite3.Error:
         return None, None
-    finally:
-        conn.close()
-    return (row[0], row[1]) if row else (None, None)
+    return (rows[0][0], rows[0][1]) if rows else (None, None)
 
 
 def wait_mid_run(
@@ -70,18 +68,12 @@ def wait_mid_run(
     raise AssertionError("the run never reached mid-run")
 
 
-def table_rows(lance_dir: Path, version: int) -> list[dict]:
-    table = lancedb.connect(str(lance_dir)).open_table("chunks")
-    table.checkout(version)
-    return table.to_arrow().select(["chunk_id", "file_path", "text"]).to_pylist()
+def table_rows(paths: ProjectPaths, version: int | None) -> list[dict]:
+    return lance_rows(paths, version, ["chunk_id", "file_path", "text"])
 
 
 def mirror_ids(state_db: Path) -> set[str]:
-    conn = sqlite3.connect(f"file:{state_db}?mode=ro", uri=True)
-    try:
-        return {r[0] for r in conn.execute("SELECT chunk_id FROM chunks")}
-    finally:
-        conn.close()
+    return {r[0] for r in state_rows(state_db, "SELECT chunk_id FROM chunks")}
 
 
 @pytest.fixture
@@ -107,7 +99,7 @@ def test_second_writer_is_refused_and_first_run_is_unharmed(tmp_path: Path, env:
     assert first.returncode == 0, err
     summary = json.loads(out)["data"]
     assert summary["files_parsed"] == 60 and summary["chunks_total"] == 60 * FUNCS
-    assert len(table_rows(paths.lance_dir, summary["published_version"])) == 60 * FUNCS
+    assert len(table_rows(paths, summary["published_version"])) == 60 * FUNCS
 
 
 def test_sigkill_mid_run_keeps_the_previous_index_and_the_next_run_completes(
@@ -119,7 +111,7 @@ def test_sigkill_mid_run_keeps_the_previous_index_and_the_next_run_completes(
     out, err = good.communicate(timeout=600)
     assert good.returncode == 0, err
     good_version = json.loads(out)["data"]["published_version"]
-    good_files = {r["file_path"] for r in table_rows(paths.lance_dir, good_version)}
+    good_files = {r["file_path"] for r in table_rows(paths, good_version)}
 
     write_project(project, 60, "v2")  # every file changes: the re-index takes several batches
     run = cli("index", str(project), "--json", env=env)
@@ -131,7 +123,7 @@ def test_sigkill_mid_run_keeps_the_previous_index_and_the_next_run_completes(
     # The index still opens at its published version; every file is there, each either old or new,
     # and the SQLite mirror agrees row for row.
     status, version = published(paths.state_db)
-    rows = table_rows(paths.lance_dir, version)
+    rows = table_rows(paths, version)
     assert {r["file_path"] for r in rows} == good_files
     assert {r["chunk_id"] for r in rows} == mirror_ids(paths.state_db)
     texts = [r["text"] for r in rows]
@@ -142,6 +134,6 @@ def test_sigkill_mid_run_keeps_the_previous_index_and_the_next_run_completes(
     assert again.returncode == 0, err
     summary = json.loads(out)["data"]
     assert 0 < summary["files_parsed"] < 60  # only what the killed run had not published
-    final = table_rows(paths.lance_dir, summary["published_version"])
+    final = table_rows(paths, summary["published_version"])
     assert len(final) == 60 * FUNCS and all("(v2)" in r["text"] for r in final)
     assert published(paths.state_db)[0] == "ready"
