@@ -16,10 +16,11 @@ registered.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["RUNTIME", "Clearable", "Runtime", "register_cache"]
+__all__ = ["RUNTIME", "BoundedCache", "Clearable", "Runtime", "register_cache"]
 
 
 @runtime_checkable
@@ -31,6 +32,47 @@ class Clearable(Protocol):
 
 
 T = TypeVar("T", bound=Clearable | Callable[[], Any])
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class BoundedCache(Generic[K, V]):
+    """A thread-safe LRU of at most ``size`` values, each made once by an ``opener`` on a miss.
+
+    The opener runs outside the lock (opening a LanceDB table takes milliseconds and may raise), so
+    two threads missing the same key at once may both open it; the later value wins, which is
+    harmless for the read-only handles kept here.
+    """
+
+    def __init__(self, size: int):
+        if size < 1:
+            raise ValueError("a bounded cache holds at least one value")
+        self._size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_or_open(self, key: K, opener: Callable[[], V]) -> V:
+        """The value cached under ``key``, or ``opener()``'s, cached (evicting the least recent)."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = opener()
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+    def clear(self) -> None:
+        """Forget every value."""
+        with self._lock:
+            self._items.clear()
 
 
 class Runtime:

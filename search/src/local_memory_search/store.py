@@ -13,8 +13,6 @@ import contextlib
 import logging
 import os
 import sqlite3
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +42,7 @@ from local_memory_shared.state_reader import (
 
 from . import degradation as W
 from .readonly import ReadOnlyTable, connect_read_only, reset_lance_session
+from .runtime import BoundedCache
 
 log = logging.getLogger(__name__)
 
@@ -73,35 +72,11 @@ class _OpenTable:
     has_vector_index: bool
 
 
-class _TableCache:
-    """LRU of LanceDB tables checked out at a version, keyed by the version's manifest file identity."""
-
-    def __init__(self, size: int):
-        self._size = size
-        self._items: OrderedDict[tuple[Any, ...], _OpenTable] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, lance_dir: LanceLocation, version: int, identity: str = "") -> _OpenTable:
-        # Remote: no cheap manifest stat, so the index's identity (its creation time) stands in.
-        signature = (
-            identity if lance_dir.remote else manifest_signature(lance_dir.local, CHUNKS_TABLE, version)
-        )
-        key = (str(lance_dir), version, signature)
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None:
-                self._items.move_to_end(key)
-                return hit
-        opened = _open_table(lance_dir, version)
-        with self._lock:
-            self._items[key] = opened
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
-        return opened
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
+def _table_at(lance_dir: LanceLocation, version: int, identity: str = "") -> _OpenTable:
+    """The cached handle of the chunks table at ``version``, keyed by the version's manifest identity."""
+    # Remote: no cheap manifest stat, so the index's identity (its creation time) stands in.
+    signature = identity if lance_dir.remote else manifest_signature(lance_dir.local, CHUNKS_TABLE, version)
+    return _TABLES.get_or_open((str(lance_dir), version, signature), lambda: _open_table(lance_dir, version))
 
 
 def manifest_signature(lance_dir: Path, table: str, version: int) -> tuple[int, int, int] | None:
@@ -135,7 +110,7 @@ def _open_table(lance_dir: LanceLocation, version: int) -> _OpenTable:
     return _OpenTable(table, vector_dim, has_fts, has_vec)
 
 
-_TABLES = _TableCache(_TABLE_CACHE_SIZE)
+_TABLES: BoundedCache[tuple[Any, ...], _OpenTable] = BoundedCache(_TABLE_CACHE_SIZE)
 
 
 def clear_caches() -> None:
@@ -407,7 +382,7 @@ def _open_lance(reader: IndexReader) -> None:
         reader.warnings.append(W.warn(W.LANCE_MISSING, f"Expected {reader.lance_dir}."))
         return
     try:
-        opened = _TABLES.get(location, reader.version, reader.project_row.created_at)
+        opened = _table_at(location, reader.version, reader.project_row.created_at)
     except StoreError as exc:
         reader.lance_state = "unavailable"
         reader.warnings.append(W.warn(W.LANCE_UNAVAILABLE, str(exc)))
