@@ -32,11 +32,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench import common
+from bench.common import emit
 from bench.footprint import REPO, unpack
 
 CACHE = REPO / "bench" / "cache" / "first_answer"
@@ -84,19 +85,7 @@ def pick_targets(project: Path, count: int) -> list[tuple[str, str]]:
 
 def export_ref(ref: str) -> Path:
     """``git archive REF`` unpacked under the cache (the indexer of another commit)."""
-    target = CACHE / f"src-{ref.replace('/', '_')}"
-    if not target.is_dir():
-        tmp = CACHE / f".{target.name}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", ref], capture_output=True, check=True)
-        tar_path = tmp / "src.tar"
-        tar_path.write_bytes(archive.stdout)
-        with tarfile.open(tar_path) as tar:
-            tar.extractall(tmp, filter="data")
-        tar_path.unlink()
-        tmp.rename(target)
-    return target
+    return common.export_ref(ref, CACHE / f"src-{ref.replace('/', '_')}")
 
 
 def _keyword_hit(project: Path, identifier: str, file: str) -> tuple[bool, set[str]]:
@@ -229,10 +218,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(json.dumps(result) + "\n")
             runs.append(result)
     report = {"project": str(project), "targets": targets, "runs": runs}
-    text = json.dumps(report, indent=2)
-    if args.out:
-        args.out.write_text(text + "\n")
-    sys.stdout.write(text + "\n")
+    emit(report, args.out)
     return 0
 
 

@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import emit
+
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / "bench" / "cache" / "footprint"
 SEMBLE = REPO.parent / "shared" / "bench-data" / "semble" / "corpora"
@@ -355,10 +357,7 @@ def main(argv: list[str] | None = None) -> int:
                 p: _spawn_json(["_serve", p, str(project), str(args.queries)], env) for p in PROFILES
             }
     report["load_avg_end"] = os.getloadavg()
-    text = json.dumps(report, indent=2)
-    if args.out:
-        args.out.write_text(text + "\n")
-    sys.stdout.write(text + "\n")
+    emit(report, args.out)
     return 0
 
 

@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import emit, export_ref
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -133,13 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     old_src = Path(tempfile.mkdtemp(prefix="gmemab-old", dir="/tmp"))
     try:
         queries = build_index(data, a.rows, a.seed)
-        archive = subprocess.run(
-            ["git", "archive", a.baseline, "search/src", "shared/src"],
-            cwd=REPO,
-            check=True,
-            capture_output=True,
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(old_src)], input=archive, check=True)
+        export_ref(a.baseline, old_src, ["search/src", "shared/src"])
         old = Worker(data / "scaled", f"{old_src}/search/src:{old_src}/shared/src")
         new = Worker(data / "scaled", None)
         assert old.module.startswith(str(old_src)) and not new.module.startswith(str(old_src)), (
@@ -189,10 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         "different_answers": n_diff,
         "mismatches": mismatches,
     }  # fmt: skip
-    text = json.dumps(result, indent=2)
-    print(text)  # noqa: T201 - a bench script's report goes to stdout
-    if a.json:
-        a.json.write_text(text + "\n")
+    emit(result, a.json)
     return 0
 
 

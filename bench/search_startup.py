@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import emit
 from bench.footprint import BIN, REPO, _first_mcp_async, first_cli, unpack
 
 ROOT = REPO / "bench" / "cache" / "search_root"
@@ -211,10 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         variants = {"before": args.before, **variants}
     compile_sources(list(variants.values()))
     report.update(run(project, ROOT, args.repeats, variants))
-    text = json.dumps(report, indent=2)
-    if args.out:
-        args.out.write_text(text + "\n")
-    sys.stdout.write(text + "\n")
+    emit(report, args.out)
     return 0
 
 
