@@ -40,11 +40,15 @@ def export_ref(ref: str, target: Path, paths: Sequence[str] = ()) -> Path:
     tmp = target.with_name(f".{target.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", ref, *paths], capture_output=True, check=True
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(tmp, filter="data")
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", ref, *paths], capture_output=True, check=True
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     if target.exists():
         target.rmdir()  # an empty folder (e.g. from mkdtemp) is replaced
     tmp.rename(target)

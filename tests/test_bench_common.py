@@ -37,4 +37,4 @@ def test_export_ref_unpacks_only_the_named_paths_of_that_commit_and_reuses_them(
 def test_an_unknown_ref_fails_and_leaves_no_tree(tmp_path: Path) -> None:
     with pytest.raises(subprocess.CalledProcessError):
         export_ref("no-such-ref-anywhere", tmp_path / "old")
-    assert not (tmp_path / "old").exists()
+    assert not (tmp_path / "old").exists() and not list(tmp_path.iterdir())
