@@ -59,8 +59,14 @@ def default_kinds(f: MemoryFilters) -> tuple[str, ...] | None:
     return None
 
 
-def compile_where(f: MemoryFilters) -> str:
-    """The SQL part of the filters."""
+def expiry_moment(f: MemoryFilters) -> str | None:
+    """The moment records must not have expired at (None: expired records included)."""
+    return None if f.include_expired else f.as_of or f.now
+
+
+def compile_where(f: MemoryFilters, *, expiry: bool = True) -> str:
+    """The SQL part of the filters (``expiry=False``: without the expiry clause, the only part
+    that depends on the clock; ``vectors.Mask.at`` applies it to a cached mask)."""
     parts = ["schema_version = 1"]
     if f.project is not None:
         parts.append(f"project = {sql_str(f.project)}")
@@ -80,10 +86,10 @@ def compile_where(f: MemoryFilters) -> str:
         parts.append(f.temporal.where())
     if f.grep is not None:
         parts.append(f"regexp_like(content, {sql_str('(?i)' + f.grep)})")
-    moment = f.as_of or f.now
     if f.as_of:
         parts.append(f"created <= {sql_str(f.as_of)}")
-    if not f.include_expired:
+    moment = expiry_moment(f)
+    if expiry and moment is not None:
         parts.append(f"(expires IS NULL OR expires > {sql_str(moment)})")
     return " AND ".join(p for p in parts if p)
 

@@ -32,8 +32,9 @@ from local_memory_shared.memory.uid import is_uid
 
 from .. import degradation as W
 from . import ranking
-from .filters import MemoryFilters, compile_where, python_clause
+from .filters import MemoryFilters, compile_where, expiry_moment, python_clause
 from .reader import ROW_COLUMNS, MemoryReader
+from .vectors import exact_top
 
 log = logging.getLogger(__name__)
 
@@ -91,9 +92,10 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
     """Run one memory search; ``encode`` is None when no embedder is available."""
     f = req.filters
     where = compile_where(f)
+    static = compile_where(f, expiry=False)  # the vector leg's cached mask (expiry applied there)
     extra = python_clause(reader, f, where)
     if extra is not None:
-        where = f"{where} AND {extra}"
+        where, static = f"{where} AND {extra}", f"{static} AND {extra}"
     warnings: list[dict[str, str]] = []
     mode = req.mode
     if mode in ("semantic", "hybrid") and encode is None:
@@ -117,7 +119,7 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
                 fts = _LEGS.submit(_fts_leg, reader, parse_fulltext(req.semantic), where, depth)
                 mode = "fulltext"
         else:
-            vector_rows = _run_vector(reader, vec, where, depth)
+            vector_rows = _run_vector(reader, vec, where, depth, (static, expiry_moment(f)))
     row_ids: dict[str, int] = {}
     if fts is not None:
         fts_rows, fts_warnings = fts.result()
@@ -214,7 +216,16 @@ def _add_vector(
         row_ids[row["id"]] = int(row["_rowid"])
 
 
-def _run_vector(reader: MemoryReader, vec: np.ndarray, where: str, depth: int) -> list[dict[str, Any]]:
+def _run_vector(
+    reader: MemoryReader, vec: np.ndarray, where: str, depth: int, exact: tuple[str, str | None] | None = None
+) -> list[dict[str, Any]]:
+    """The vector leg: the exact in-memory scan (``vectors``; ``exact`` = the ``where`` without
+    expiry and the expiry moment) where the version fits in memory, else LanceDB."""
+    if exact is not None:
+        rows = exact_top(reader, vec, exact[0], exact[1], depth)
+        if rows is not None:
+            return rows
+
     def build() -> Any:
         return (
             reader.table.search(vec.tolist(), vector_column_name="vector")
