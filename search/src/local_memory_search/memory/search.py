@@ -32,7 +32,7 @@ from local_memory_shared.memory.uid import is_uid
 
 from .. import degradation as W
 from . import ranking
-from .filters import MemoryFilters, compile_where, expiry_moment, python_clause
+from .filters import MemoryFilters, VectorFilter, compile_filters
 from .reader import ROW_COLUMNS, MemoryReader
 from .vectors import exact_top
 
@@ -91,11 +91,7 @@ class SearchAnswer:
 def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> SearchAnswer:
     """Run one memory search; ``encode`` is None when no embedder is available."""
     f = req.filters
-    where = compile_where(f)
-    static = compile_where(f, expiry=False)  # the vector leg's cached mask (expiry applied there)
-    extra = python_clause(reader, f, where)
-    if extra is not None:
-        where, static = f"{where} AND {extra}", f"{static} AND {extra}"
+    where, vector_filter = compile_filters(reader, f)
     warnings: list[dict[str, str]] = []
     mode = req.mode
     if mode in ("semantic", "hybrid") and encode is None:
@@ -119,7 +115,7 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
                 fts = _LEGS.submit(_fts_leg, reader, parse_fulltext(req.semantic), where, depth)
                 mode = "fulltext"
         else:
-            vector_rows = _run_vector(reader, vec, where, depth, (static, expiry_moment(f)))
+            vector_rows = _run_vector(reader, vec, where, depth, vector_filter)
     row_ids: dict[str, int] = {}
     if fts is not None:
         fts_rows, fts_warnings = fts.result()
@@ -217,12 +213,12 @@ def _add_vector(
 
 
 def _run_vector(
-    reader: MemoryReader, vec: np.ndarray, where: str, depth: int, exact: tuple[str, str | None] | None = None
+    reader: MemoryReader, vec: np.ndarray, where: str, depth: int, exact: VectorFilter | None = None
 ) -> list[dict[str, Any]]:
-    """The vector leg: the exact in-memory scan (``vectors``; ``exact`` = the ``where`` without
-    expiry and the expiry moment) where the version fits in memory, else LanceDB."""
+    """The vector leg: the exact in-memory scan (``vectors``, given ``exact``, the same filters
+    as ``where``) where the version fits in memory, else LanceDB."""
     if exact is not None:
-        rows = exact_top(reader, vec, exact[0], exact[1], depth)
+        rows = exact_top(reader, vec, exact, depth)
         if rows is not None:
             return rows
 
@@ -357,7 +353,7 @@ def _fold_superseded(
         hidden.append({"id": c.id, "succeeded_by": succ})
         s = placed.get(succ)
         if s is None:
-            s = present.get(succ) or _candidate(rows[succ], path_matched, f.as_of or f.now)
+            s = present.get(succ) or _candidate(rows[succ], c, path_matched, f.as_of or f.now)
             placed[succ] = s
             out.append(s)
         s.replaces.append(c.id)
@@ -390,9 +386,15 @@ def _newest_successors(
     return out, rows
 
 
-def _candidate(row: dict[str, Any], path_matched: set[str], now: str) -> ranking.Candidate:
+def _candidate(
+    row: dict[str, Any], predecessor: ranking.Candidate, path_matched: set[str], now: str
+) -> ranking.Candidate:
+    """A successor that was not itself a candidate, at the place of the superseded hit it took
+    over: it carries that hit's score (``score_from`` names it; its own multipliers stay in
+    ``explain``), so the listing's scores keep descending."""
     c = ranking.Candidate(row, match_source="successor")
     ranking.score([c], path_matched, now=now)
+    c.base, c.final, c.score_from = predecessor.base, predecessor.final, predecessor.id
     return c
 
 

@@ -3,26 +3,25 @@
 LanceDB's ANN search over 50,000 records cost ~15 ms of CPU a query (IVF partitions, HNSW,
 refine) and its flat scan ~30 ms; the same top-k over unit vectors held in one float32 matrix is a
 matrix-vector product over the rows that pass the filters (~1 ms for a 10,000-record project) and
-is exact. The matrix is built lazily on the first vector search of a version (one scan of
-``project``, ``vector`` and the row ids), kept in that version's memo (``reader.MemoryReader``)
-and so dropped with it: on ``RUNTIME.clear()`` and when a newer version of the same index is
-opened. Its size is ``rows * dimension * 4`` bytes (+ ~40 bytes a row for ids and row ids):
-77 MB at 50,000 records of 384 dimensions, 3 MB at 2,000. Above ``EXACT_MAX_ROWS`` records the
-leg stays on LanceDB's ANN index.
+is exact. The matrix is built lazily on the first vector search of a version (one scan of ids,
+projects, vectors, ``created``, ``expires``, ``paths`` and row ids), kept in that version's memo
+(``reader.MemoryReader``) and so dropped with it: on ``RUNTIME.clear()`` and when a newer version
+of the same index is opened. Its size is about ``rows * (dimension * 4 + 100)`` bytes: 82 MB at
+50,000 records of 384 dimensions, 3 MB at 2,000 (``VectorMatrix.nbytes``). Above
+``EXACT_MAX_ROWS`` records the leg stays on LanceDB's ANN index.
 
-Filters stay applied **before** ranking: the rows passing the request's ``where`` (without the
-expiry clause, the only part that depends on the clock) are asked from LanceDB once and kept per
-``where`` (``MASK_CACHE`` entries of one bit-ish byte a record, plus the expiry times of the rows
-that have one); expiry is then applied here with the same comparison the SQL makes
-(``filters.unexpired``). Rows are grouped by project so a project-scoped search multiplies only
-its own contiguous slice.
+Filters stay applied **before** ranking (``filters.VectorFilter``): the rows matching the part of
+the ``where`` that is the same from call to call (project, kinds, status, tags, tree, temporal,
+grep, meta) are asked from LanceDB once and kept as a bool per record (``MASK_CACHE`` masks per
+version); ``asOf``, expiry and ``path`` (which change from call to call) are then applied here
+with the comparisons the SQL makes. Rows are grouped by project so a project-scoped search
+multiplies only its own contiguous slice.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,65 +29,87 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 if TYPE_CHECKING:
+    from .filters import VectorFilter
     from .reader import MemoryReader
 
 #: Above this many records the vector leg uses LanceDB's ANN index instead (memory bound:
 #: 100,000 x 384 dimensions x 4 bytes = 154 MB).
 EXACT_MAX_ROWS = 100_000
-#: Filter masks kept per version (distinct ``where`` clauses; 50 KB each at 50,000 records).
+#: Filter masks kept per version (distinct ``VectorFilter.where``; 50 KB each at 50,000 records).
 MASK_CACHE = 32
+#: The columns the matrix keeps beside the vectors (the per-call filters of ``VectorFilter``).
+_COLUMNS = ["id", "project", "vector", "created", "expires", "paths"]
 
 
-@dataclass(frozen=True)
-class Mask:
-    """Records passing one ``where`` (expiry aside): a bool per matrix row, and the positions and
-    expiry times of the passing rows that have an expiry."""
-
-    passing: np.ndarray
-    expiring: np.ndarray
-    expires: np.ndarray
-
-    def at(self, moment: str | None) -> np.ndarray:
-        """The passing rows at ``moment`` (None: expired records included)."""
-        if moment is None or not len(self.expiring):
-            return self.passing
-        out = self.passing.copy()
-        out[self.expiring[self.expires <= moment]] = False  # SQL: expires IS NULL OR expires > moment
-        return out
+def _strings(column: pa.ChunkedArray) -> np.ndarray:
+    """A string column as fixed-width bytes (null: b""), compared as SQL compares the strings."""
+    return np.asarray(column.fill_null("").cast(pa.binary()).to_numpy(zero_copy_only=False), dtype=bytes)
 
 
 class VectorMatrix:
-    """Unit vectors of one version, grouped by project, with their record ids and row ids."""
+    """Unit vectors of one version, grouped by project, with what the per-call filters read:
+    record ids, row ids, ``created``, ``expires`` and which rows carry each path pattern."""
 
     def __init__(self, table: pa.Table):
         table = table.filter(pc.is_valid(table.column("vector")))
-        projects = np.asarray(table.column("project").to_numpy(zero_copy_only=False))
-        order = np.argsort(projects, kind="stable")
+        projects = np.asarray(table.column("project").to_numpy(zero_copy_only=False), dtype=object)
+        table = table.take(pa.array(np.argsort(projects, kind="stable")))
         dim = table.schema.field("vector").type.list_size
         flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-        vectors = np.ascontiguousarray(flat.reshape(-1, dim)[order], dtype=np.float32)
+        vectors = np.array(flat.reshape(-1, dim), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors /= np.where(norms > 0, norms, 1.0)
         self.vectors = vectors
-        self.ids = table.column("id").combine_chunks().take(pa.array(order))
-        self.row_ids = np.asarray(table.column("_rowid").to_numpy(), dtype=np.uint64)[order]
+        self.ids = table.column("id").combine_chunks()
+        self.row_ids = np.asarray(table.column("_rowid").to_numpy(), dtype=np.uint64)
         self._by_row_id = np.argsort(self.row_ids)
         self._sorted_row_ids = self.row_ids[self._by_row_id]
+        self.created = _strings(table.column("created"))
+        valid = pc.is_valid(table.column("expires")).to_numpy(zero_copy_only=False)
+        self.has_expiry = np.asarray(valid, dtype=bool)
+        self.expires = _strings(table.column("expires"))
+        paths = table.column("paths").combine_chunks()
+        names = np.asarray(pc.list_flatten(paths).to_numpy(zero_copy_only=False), dtype=object)
+        owners = np.asarray(pc.list_parent_indices(paths).to_numpy(), dtype=np.int64)
+        self.path_rows: dict[str, np.ndarray] = {}
+        if len(names):
+            by = np.argsort(names, kind="stable")
+            uniq, starts = np.unique(names[by], return_index=True)
+            for name, rows in zip(uniq.tolist(), np.split(owners[by], starts[1:]), strict=True):
+                if name:
+                    self.path_rows[str(name)] = rows
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
 
     @property
     def nbytes(self) -> int:
-        return int(self.vectors.nbytes + self.row_ids.nbytes * 3 + self.ids.nbytes)
+        """Bytes held (vectors, ids, row ids, times, path lists)."""
+        arrays = (self.vectors, self.row_ids, self._by_row_id, self._sorted_row_ids, self.created,
+                  self.has_expiry, self.expires, *self.path_rows.values())  # fmt: skip
+        return int(sum(a.nbytes for a in arrays) + self.ids.nbytes)
 
-    def positions(self, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Matrix positions of LanceDB row ids, and which of the ids have one (a vector)."""
+    def positions(self, row_ids: np.ndarray) -> np.ndarray:
+        """Matrix positions of LanceDB row ids (ids without a vector are dropped)."""
         if not len(self):
-            return np.zeros(0, dtype=np.int64), np.zeros(len(row_ids), dtype=bool)
+            return np.zeros(0, dtype=np.int64)
         i = np.minimum(np.searchsorted(self._sorted_row_ids, row_ids), len(self) - 1)
-        found = self._sorted_row_ids[i] == row_ids
-        return np.asarray(self._by_row_id[i[found]], dtype=np.int64), found
+        return np.asarray(self._by_row_id[i[self._sorted_row_ids[i] == row_ids]], dtype=np.int64)
+
+    def allowed(self, passing: np.ndarray, f: VectorFilter) -> np.ndarray:
+        """``passing`` (the rows matching ``f.where``) narrowed by the per-call filters of ``f``."""
+        out = passing
+        if f.created_max is not None:  # SQL: created <= as_of
+            out = out & (self.created <= f.created_max.encode())
+        if f.unexpired_at is not None:  # SQL: expires IS NULL OR expires > moment
+            out = out & ~(self.has_expiry & (self.expires <= f.unexpired_at.encode()))
+        if f.path_patterns is not None:  # SQL: array_has_any(paths, patterns)
+            on_path = np.zeros(len(self), dtype=bool)
+            for p in f.path_patterns:
+                if p in self.path_rows:
+                    on_path[self.path_rows[p]] = True
+            out = out & on_path
+        return out
 
     def top(self, query: np.ndarray, allowed: np.ndarray, depth: int) -> list[dict[str, Any]]:
         """The ``depth`` most similar allowed rows as LanceDB returns them: id, cosine
@@ -121,34 +142,28 @@ class VectorIndex:
     def __init__(self) -> None:
         self._matrix: VectorMatrix | None = None
         self._build_lock = threading.Lock()
-        self._masks: OrderedDict[str, Mask] = OrderedDict()
+        self._masks: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
     def matrix(self, reader: MemoryReader) -> VectorMatrix:
         with self._build_lock:
             if self._matrix is None:
-                scan = reader.table.search().select(["id", "project", "vector"]).with_row_id(True)
+                scan = reader.table.search().select(_COLUMNS).with_row_id(True)
                 self._matrix = VectorMatrix(scan.limit(EXACT_MAX_ROWS + 1).to_arrow())
             return self._matrix
 
-    def mask(self, reader: MemoryReader, where: str) -> Mask:
+    def passing(self, reader: MemoryReader, where: str) -> np.ndarray:
+        """A bool per matrix row: does it match ``where`` (one LanceDB scan, then cached)."""
         with self._lock:
             hit = self._masks.get(where)
             if hit is not None:
                 self._masks.move_to_end(where)
                 return hit
         matrix = self.matrix(reader)
-        rows = reader.table.search().where(where).select(["expires"]).with_row_id(True)
-        arrow = rows.limit(len(matrix) + 1).to_arrow()
-        rids = np.asarray(arrow.column("_rowid").to_numpy(), dtype=np.uint64)
-        passing = np.zeros(len(matrix), dtype=bool)
-        pos, found = matrix.positions(rids)
-        passing[pos] = True
-        expires = arrow.column("expires")
-        has = np.asarray(pc.is_valid(expires).to_numpy(zero_copy_only=False), dtype=bool) & found
-        exp_pos, _ = matrix.positions(rids[has])
-        values = np.asarray(expires.filter(pa.array(has)).to_pylist(), dtype=str)
-        out = Mask(passing, exp_pos, values)
+        scan = reader.table.search().where(where).select(["project"]).with_row_id(True)
+        rids = np.asarray(scan.limit(len(matrix) + 1).to_arrow().column("_rowid").to_numpy(), dtype=np.uint64)
+        out = np.zeros(len(matrix), dtype=bool)
+        out[matrix.positions(rids)] = True
         with self._lock:
             self._masks[where] = out
             while len(self._masks) > MASK_CACHE:
@@ -156,11 +171,10 @@ class VectorIndex:
         return out
 
 
-def exact_top(
-    reader: MemoryReader, query: np.ndarray, where: str, moment: str | None, depth: int
-) -> list[dict[str, Any]] | None:
+def exact_top(reader: MemoryReader, query: np.ndarray, f: VectorFilter, depth: int) -> list[dict[str, Any]] | None:
     """The vector leg over the in-memory matrix, or None when this version is too large for it."""
     if reader.opened is None or reader.row_count() > EXACT_MAX_ROWS:
         return None
     index = reader.opened.memo("vector_index", VectorIndex)
-    return index.matrix(reader).top(query, index.mask(reader, where).at(moment), depth)
+    matrix = index.matrix(reader)
+    return matrix.top(query, matrix.allowed(index.passing(reader, f.where), f), depth)
