@@ -70,6 +70,11 @@ class _Opened:
         self._memo: dict[str, Any] = {}
         self._lock = threading.Lock()
 
+    def peek(self, name: str) -> Any:
+        """The memoised value, or None when not computed yet."""
+        with self._lock:
+            return self._memo.get(name)
+
     def memo(self, name: str, compute: Callable[[], T]) -> T:
         with self._lock:
             if name in self._memo:

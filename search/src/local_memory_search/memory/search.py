@@ -34,7 +34,7 @@ from .. import degradation as W
 from . import ranking
 from .filters import MemoryFilters, VectorFilter, compile_filters
 from .reader import ROW_COLUMNS, MemoryReader
-from .vectors import exact_top
+from .vectors import built_matrix, exact_top
 
 log = logging.getLogger(__name__)
 
@@ -244,8 +244,15 @@ def _run_vector(
 
 
 def _load_rows(reader: MemoryReader, cands: dict[str, ranking.Candidate], row_ids: dict[str, int]) -> None:
-    """The legs return ids, scores and row ids only; one take fetches the rows of the union."""
-    rows = {r["id"]: r for r in reader.take((row_ids[c] for c in cands), [*ROW_COLUMNS, "vector"])}
+    """The legs return ids, scores and row ids only; one take fetches the rows of the union (the
+    vectors, for the near-duplicate collapse, come from the in-memory matrix when there is one)."""
+    matrix = built_matrix(reader)
+    rids = [row_ids[c] for c in cands]
+    rows = {r["id"]: r for r in reader.take(rids, [*ROW_COLUMNS, *(() if matrix else ("vector",))])}
+    if matrix is not None:
+        for cid, vec in zip(cands, matrix.vectors_of(rids), strict=True):
+            if cid in rows:
+                rows[cid]["vector"] = vec
     for cid, c in list(cands.items()):
         if cid in rows:
             c.row = rows[cid]
@@ -399,27 +406,31 @@ def _candidate(
 
 
 def _collapse(cands: list[ranking.Candidate]) -> list[ranking.Candidate]:
-    """Fold near-duplicates into the best-ranked one (``collapsed`` lists them)."""
+    """Fold near-duplicates into the best-ranked one (``collapsed`` lists them): each hit, in
+    order, joins the most similar kept hit of its project at >= ``DUPLICATE_SIMILARITY``."""
+    raw = [c.row.pop("vector", None) for c in cands]
+    with_vec = [i for i, v in enumerate(raw) if v is not None]
+    if not with_vec:
+        return list(cands)
+    mat = np.stack([np.asarray(raw[i], dtype=np.float32) for i in with_vec])
+    sims = mat @ mat.T  # one product for all pairs (at most a few hundred candidates)
+    row_of = {i: n for n, i in enumerate(with_vec)}
     kept: list[ranking.Candidate] = []
-    vecs: list[np.ndarray] = []
-    owners: list[ranking.Candidate] = []
-    for c in cands:
-        raw = c.row.pop("vector", None)
-        v = None if raw is None else np.asarray(raw, dtype=np.float32)
+    owners: list[int] = []  # rows of ``sims`` of the kept hits that have a vector
+    for i, c in enumerate(cands):
         dup = None
-        if v is not None and vecs:
-            sims = np.stack(vecs) @ v
-            for i in np.argsort(-sims):
-                if sims[i] < DUPLICATE_SIMILARITY:
+        if i in row_of and owners:
+            s = sims[owners, row_of[i]]
+            for k in np.argsort(-s):
+                if s[k] < DUPLICATE_SIMILARITY:
                     break
-                if owners[i].row["project"] == c.row["project"]:
-                    dup = owners[i]
+                if cands[with_vec[owners[k]]].row["project"] == c.row["project"]:
+                    dup = cands[with_vec[owners[k]]]
                     break
         if dup is not None:
             dup.collapsed.append(c.id)
             continue
         kept.append(c)
-        if v is not None:
-            vecs.append(v)
-            owners.append(c)
+        if i in row_of:
+            owners.append(row_of[i])
     return kept

@@ -60,7 +60,7 @@ class VectorMatrix:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors /= np.where(norms > 0, norms, 1.0)
         self.vectors = vectors
-        self.ids = table.column("id").combine_chunks()
+        self.ids = np.asarray(table.column("id").cast(pa.binary()).to_numpy(zero_copy_only=False), dtype=bytes)
         self.row_ids = np.asarray(table.column("_rowid").to_numpy(), dtype=np.uint64)
         self._by_row_id = np.argsort(self.row_ids)
         self._sorted_row_ids = self.row_ids[self._by_row_id]
@@ -87,7 +87,7 @@ class VectorMatrix:
         """Bytes held (vectors, ids, row ids, times, path lists)."""
         arrays = (self.vectors, self.row_ids, self._by_row_id, self._sorted_row_ids, self.created,
                   self.has_expiry, self.expires, *self.path_rows.values())  # fmt: skip
-        return int(sum(a.nbytes for a in arrays) + self.ids.nbytes)
+        return int(sum(a.nbytes for a in (*arrays, self.ids)))
 
     def positions(self, row_ids: np.ndarray) -> np.ndarray:
         """Matrix positions of LanceDB row ids (ids without a vector are dropped)."""
@@ -95,6 +95,16 @@ class VectorMatrix:
             return np.zeros(0, dtype=np.int64)
         i = np.minimum(np.searchsorted(self._sorted_row_ids, row_ids), len(self) - 1)
         return np.asarray(self._by_row_id[i[self._sorted_row_ids[i] == row_ids]], dtype=np.int64)
+
+    def vectors_of(self, row_ids: list[int]) -> list[np.ndarray | None]:
+        """The unit vector of each row id (None: not in the matrix)."""
+        rids = np.asarray(row_ids, dtype=np.uint64)
+        if not len(self) or not len(rids):
+            return [None] * len(rids)
+        i = np.minimum(np.searchsorted(self._sorted_row_ids, rids), len(self) - 1)
+        found = (self._sorted_row_ids[i] == rids).tolist()
+        pos = self._by_row_id[i].tolist()
+        return [self.vectors[p] if ok else None for p, ok in zip(pos, found, strict=True)]
 
     def allowed(self, passing: np.ndarray, f: VectorFilter) -> np.ndarray:
         """``passing`` (the rows matching ``f.where``) narrowed by the per-call filters of ``f``."""
@@ -128,7 +138,7 @@ class VectorMatrix:
             keep = np.argpartition(-sims, depth - 1)[:depth]
             where, sims = where[keep], sims[keep]
         order = np.lexsort((where, -sims))
-        ids = self.ids.take(pa.array(where[order])).to_pylist()
+        ids = [i.decode() for i in self.ids[where[order]].tolist()]
         rids = self.row_ids[where[order]].tolist()
         return [
             {"id": i, "_distance": 1.0 - float(s), "_rowid": r}
@@ -144,6 +154,10 @@ class VectorIndex:
         self._build_lock = threading.Lock()
         self._masks: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+
+    @property
+    def built(self) -> VectorMatrix | None:
+        return self._matrix
 
     def matrix(self, reader: MemoryReader) -> VectorMatrix:
         with self._build_lock:
@@ -169,6 +183,12 @@ class VectorIndex:
             while len(self._masks) > MASK_CACHE:
                 self._masks.popitem(last=False)
         return out
+
+
+def built_matrix(reader: MemoryReader) -> VectorMatrix | None:
+    """This version's matrix if a vector search already built it (never builds one)."""
+    index = None if reader.opened is None else reader.opened.peek("vector_index")
+    return index.built if isinstance(index, VectorIndex) else None
 
 
 def exact_top(reader: MemoryReader, query: np.ndarray, f: VectorFilter, depth: int) -> list[dict[str, Any]] | None:
