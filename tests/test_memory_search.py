@@ -157,10 +157,14 @@ def test_superseded_gives_way_to_successor_with_pointer(vault):
 def test_successor_that_was_no_candidate_carries_the_replaced_score(vault):
     out = s(fulltext="memcached consistent hashing", explain=True)
     top = out["results"][0]
-    assert top["id"] == vault["new"] and top["replaces"] == [vault["old"]] and top["match_source"] == "successor"
+    assert (
+        top["id"] == vault["new"] and top["replaces"] == [vault["old"]] and top["match_source"] == "successor"
+    )
     old = s(fulltext="memcached consistent hashing", includeSuperseded=True)["results"][0]
     assert old["id"] == vault["old"] and top["score"] == old["score"] > 0
-    assert top["explain"]["scoreFrom"] == vault["old"] and top["explain"]["finalScore"] == round(old["score"], 4)
+    assert top["explain"]["scoreFrom"] == vault["old"] and top["explain"]["finalScore"] == round(
+        old["score"], 4
+    )
     assert [r["score"] for r in out["results"]] == sorted((r["score"] for r in out["results"]), reverse=True)
 
 

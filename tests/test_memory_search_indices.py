@@ -131,7 +131,9 @@ def test_exact_leg_filters_like_the_sql_where(scaled, filters):
         moment = filters.get("as_of") or filters.get("now")
         if moment:  # the notes expired by then are really out (and back with include_expired)
             expired = {r["id"] for r in reader.rows(f"expires <= '{moment}'", ("id",))}
-            assert expired and bool(expired & {r["id"] for r in exact}) == bool(filters.get("include_expired"))
+            assert expired and bool(expired & {r["id"] for r in exact}) == bool(
+                filters.get("include_expired")
+            )
         if filters.get("path") == "nowhere/x" or filters.get("tags"):
             assert exact == []
         index = reader.opened._memo["vector_index"]

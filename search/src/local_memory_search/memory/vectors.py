@@ -60,7 +60,9 @@ class VectorMatrix:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors /= np.where(norms > 0, norms, 1.0)
         self.vectors = vectors
-        self.ids = np.asarray(table.column("id").cast(pa.binary()).to_numpy(zero_copy_only=False), dtype=bytes)
+        self.ids = np.asarray(
+            table.column("id").cast(pa.binary()).to_numpy(zero_copy_only=False), dtype=bytes
+        )
         self.row_ids = np.asarray(table.column("_rowid").to_numpy(), dtype=np.uint64)
         self._by_row_id = np.argsort(self.row_ids)
         self._sorted_row_ids = self.row_ids[self._by_row_id]
@@ -191,7 +193,9 @@ def built_matrix(reader: MemoryReader) -> VectorMatrix | None:
     return index.built if isinstance(index, VectorIndex) else None
 
 
-def exact_top(reader: MemoryReader, query: np.ndarray, f: VectorFilter, depth: int) -> list[dict[str, Any]] | None:
+def exact_top(
+    reader: MemoryReader, query: np.ndarray, f: VectorFilter, depth: int
+) -> list[dict[str, Any]] | None:
     """The vector leg over the in-memory matrix, or None when this version is too large for it."""
     if reader.opened is None or reader.row_count() > EXACT_MAX_ROWS:
         return None
