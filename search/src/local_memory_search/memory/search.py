@@ -15,6 +15,7 @@ Order of work (each step sees only records that pass every filter, see ``filters
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -103,27 +104,40 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
     depth = min(MAX_CANDIDATES, max(req.candidate_limit, (req.offset + req.limit) * 2))
     cands: dict[str, ranking.Candidate] = {}
     # The full-text leg runs in a worker thread while this one encodes the query and runs the
-    # vector leg (LanceDB releases the GIL); the legs' rows are merged here, full-text first.
-    fts = _LEGS.submit(_fts_leg, reader, parse_fulltext(req.fulltext), where, depth) if req.fulltext else None
+    # vector leg (LanceDB releases the GIL); each leg then loads the rows it found that the
+    # other has not claimed yet, so the first one done loads while the other still searches.
+    loader = _RowLoader(reader)
+    fts = None
+    if req.fulltext:
+        fts = _LEGS.submit(_fts_and_rows, reader, parse_fulltext(req.fulltext), where, depth, loader)
     vector_rows: list[dict[str, Any]] | None = None
+    loaded: dict[str, dict[str, Any]] = {}
     if req.semantic and encode is not None:
         try:
             vec = encode(req.semantic)
         except LocalMemoryError as exc:
             warnings.append(W.warn(W.EMBEDDING_UNAVAILABLE, f"({exc.message}) Full-text only."))
             if not req.fulltext:
-                fts = _LEGS.submit(_fts_leg, reader, parse_fulltext(req.semantic), where, depth)
+                fts = _LEGS.submit(_fts_and_rows, reader, parse_fulltext(req.semantic), where, depth, loader)
                 mode = "fulltext"
         else:
-            vector_rows = _run_vector(reader, vec, where, depth, vector_filter)
-    row_ids: dict[str, int] = {}
+            vector_rows = _above(
+                _run_vector(reader, vec, where, depth, vector_filter), req.semantic_threshold
+            )
+            loaded.update(loader.load(vector_rows))
     if fts is not None:
-        fts_rows, fts_warnings = fts.result()
+        fts_rows, fts_warnings, fts_loaded = fts.result()
         warnings.extend(fts_warnings)
-        _add_fts(fts_rows, cands, row_ids)
+        loaded.update(fts_loaded)
+        _add_fts(fts_rows, cands)
     if vector_rows is not None:
-        _add_vector(vector_rows, req.semantic_threshold, cands, row_ids)
-    _load_rows(reader, cands, row_ids)
+        _add_vector(vector_rows, cands)
+    loader.finish(loaded)
+    for cid in list(cands):
+        if cid in loaded:
+            cands[cid].row = loaded[cid]
+        else:  # cannot happen on one pinned version; never rank a row we cannot show
+            del cands[cid]
     ranking.fuse(cands, mode, req.weights)
     from_legs = set(cands)
     uid_first = _uid_paste(reader, req.fulltext or req.semantic or "", where, cands)
@@ -173,13 +187,51 @@ def _fts_leg(
         return _run_fts(reader, _fts_query(q, phrases=False), where, depth), [w]
 
 
-def _add_fts(
-    rows: list[dict[str, Any]], cands: dict[str, ranking.Candidate], row_ids: dict[str, int]
-) -> None:
+def _fts_and_rows(
+    reader: MemoryReader, q: FullTextQuery, where: str, depth: int, loader: _RowLoader
+) -> tuple[list[dict[str, Any]], list[dict[str, str]], dict[str, dict[str, Any]]]:
+    """The full-text leg (worker thread), then the rows it found that the vector leg has not claimed."""
+    rows, warnings = _fts_leg(reader, q, where, depth)
+    return rows, warnings, loader.load(rows)
+
+
+class _RowLoader:
+    """Loads the legs' rows by row id, each row once: a leg claims the rows it found that the
+    other leg has not claimed yet and takes them (one ``take`` per leg). The vectors for the
+    near-duplicate collapse come from the in-memory matrix when a vector search built one."""
+
+    def __init__(self, reader: MemoryReader):
+        self.reader = reader
+        self._claimed: set[int] = set()
+        self._lock = threading.Lock()
+
+    def load(self, leg_rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            mine = {int(r["_rowid"]): r["id"] for r in leg_rows if int(r["_rowid"]) not in self._claimed}
+            self._claimed.update(mine)
+        with_vectors = built_matrix(self.reader) is None
+        columns = [*ROW_COLUMNS, "vector"] if with_vectors else list(ROW_COLUMNS)
+        rows = {r["id"]: r for r in self.reader.take(mine, columns)}
+        if not with_vectors:
+            for rid, cid in mine.items():
+                if cid in rows:
+                    rows[cid]["_rowid"] = rid  # finish() looks the vector up in the matrix
+        return rows
+
+    def finish(self, rows: dict[str, dict[str, Any]]) -> None:
+        """Attach the matrix vectors to the rows taken without theirs."""
+        need = [r for r in rows.values() if "_rowid" in r]
+        matrix = built_matrix(self.reader)
+        if not need or matrix is None:
+            return
+        for r, vec in zip(need, matrix.vectors_of([r.pop("_rowid") for r in need]), strict=True):
+            r["vector"] = vec
+
+
+def _add_fts(rows: list[dict[str, Any]], cands: dict[str, ranking.Candidate]) -> None:
     for rank, row in enumerate(rows, start=1):
         c = cands.setdefault(row["id"], ranking.Candidate({"id": row["id"]}))
         c.fts_score, c.fts_rank = float(row.get("_score") or 0.0), rank
-        row_ids[row["id"]] = int(row["_rowid"])
 
 
 def _run_fts(reader: MemoryReader, query: Any, where: str, depth: int) -> list[dict[str, Any]]:
@@ -193,23 +245,19 @@ def _run_fts(reader: MemoryReader, query: Any, where: str, depth: int) -> list[d
     return rows
 
 
-def _add_vector(
-    rows: list[dict[str, Any]],
-    threshold: float | None,
-    cands: dict[str, ranking.Candidate],
-    row_ids: dict[str, int],
-) -> None:
-    rank = 0
-    for row in rows:
-        sim = 1.0 - float(row.get("_distance", 1.0))
-        if threshold is not None and sim < threshold:
-            continue
-        rank += 1
+def _above(rows: list[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:
+    """The vector leg's rows at or above ``semanticThreshold`` (cosine similarity)."""
+    if threshold is None:
+        return rows
+    return [r for r in rows if 1.0 - float(r.get("_distance", 1.0)) >= threshold]
+
+
+def _add_vector(rows: list[dict[str, Any]], cands: dict[str, ranking.Candidate]) -> None:
+    for rank, row in enumerate(rows, start=1):
         c = cands.get(row["id"])
         if c is None:
             c = cands[row["id"]] = ranking.Candidate({"id": row["id"]}, match_source="vector")
-        c.similarity, c.vector_rank = sim, rank
-        row_ids[row["id"]] = int(row["_rowid"])
+        c.similarity, c.vector_rank = 1.0 - float(row.get("_distance", 1.0)), rank
 
 
 def _run_vector(
@@ -218,9 +266,9 @@ def _run_vector(
     """The vector leg: the exact in-memory scan (``vectors``, given ``exact``, the same filters
     as ``where``) where the version fits in memory, else LanceDB."""
     if exact is not None:
-        rows = exact_top(reader, vec, exact, depth)
-        if rows is not None:
-            return rows
+        found = exact_top(reader, vec, exact, depth)
+        if found is not None:
+            return found
 
     def build() -> Any:
         return (
@@ -241,23 +289,6 @@ def _run_vector(
             log.warning("memory ANN search failed, falling back to a flat scan: %s", exc)
     rows = build().bypass_vector_index().to_list()
     return rows
-
-
-def _load_rows(reader: MemoryReader, cands: dict[str, ranking.Candidate], row_ids: dict[str, int]) -> None:
-    """The legs return ids, scores and row ids only; one take fetches the rows of the union (the
-    vectors, for the near-duplicate collapse, come from the in-memory matrix when there is one)."""
-    matrix = built_matrix(reader)
-    rids = [row_ids[c] for c in cands]
-    rows = {r["id"]: r for r in reader.take(rids, [*ROW_COLUMNS, *(() if matrix else ("vector",))])}
-    if matrix is not None:
-        for cid, vec in zip(cands, matrix.vectors_of(rids), strict=True):
-            if cid in rows:
-                rows[cid]["vector"] = vec
-    for cid, c in list(cands.items()):
-        if cid in rows:
-            c.row = rows[cid]
-        else:  # cannot happen on one pinned version; never rank a row we cannot show
-            del cands[cid]
 
 
 def _uid_paste(reader: MemoryReader, text: str, where: str, cands: dict[str, ranking.Candidate]) -> list[str]:

@@ -87,9 +87,9 @@ class VectorMatrix:
     @property
     def nbytes(self) -> int:
         """Bytes held (vectors, ids, row ids, times, path lists)."""
-        arrays = (self.vectors, self.row_ids, self._by_row_id, self._sorted_row_ids, self.created,
-                  self.has_expiry, self.expires, *self.path_rows.values())  # fmt: skip
-        return int(sum(a.nbytes for a in (*arrays, self.ids)))
+        arrays: list[np.ndarray] = [self.vectors, self.ids, self.row_ids, self._by_row_id, self._sorted_row_ids,
+                                    self.created, self.has_expiry, self.expires, *self.path_rows.values()]  # fmt: skip
+        return int(sum(a.nbytes for a in arrays))
 
     def positions(self, row_ids: np.ndarray) -> np.ndarray:
         """Matrix positions of LanceDB row ids (ids without a vector are dropped)."""
