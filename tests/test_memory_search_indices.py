@@ -138,3 +138,21 @@ def test_exact_leg_filters_like_the_sql_where(scaled, filters):
             assert exact == []
         index = reader.opened._memo["vector_index"]
         assert 0 < len(index.matrix(reader)) <= index.matrix(reader).nbytes // 1536
+
+
+def test_successor_outside_the_candidates_resolved_from_the_matrix_like_sql(scaled):
+    """A superseded hit whose successor is no candidate: the exact leg's mask decides that the
+    successor passes the filters (no query) and gives the same answer as the SQL path."""
+    f = MemoryFilters(project="acme")
+    req = SearchRequest(f, fulltext='"live in memcached"', candidate_limit=1, limit=1)
+    with open_reader() as reader:
+        encode = make_encoder(reader, load_settings())
+        memory_search.search(reader, SearchRequest(f, semantic="sessions"), encode)  # builds the mask
+        fast = memory_search.search(reader, req, encode)
+        assert vectors.exact_scope(reader, compile_filters(reader, req.filters)[1]) is not None
+        flat = memory_search.search(_flat(reader), req, encode)
+    took_over = [c for c in fast.hits if c.match_source == "successor"]
+    assert took_over and took_over[0].replaces and took_over[0].final > 0
+    summary = [(c.id, round(c.final, 6), c.replaces, c.collapsed, c.match_source) for c in fast.hits]
+    assert summary == [(c.id, round(c.final, 6), c.replaces, c.collapsed, c.match_source) for c in flat.hits]
+    assert fast.superseded == flat.superseded

@@ -35,7 +35,7 @@ from .. import degradation as W
 from . import ranking
 from .filters import MemoryFilters, VectorFilter, compile_filters
 from .reader import ROW_COLUMNS, MemoryReader
-from .vectors import built_matrix, exact_top
+from .vectors import built_matrix, exact_scope, exact_top
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,9 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
     uid_first = _uid_paste(reader, req.fulltext or req.semantic or "", where, cands)
     # Every candidate passed ``where`` except a pasted uid's own record ("any filter aside").
     passed = {i for i, c in cands.items() if i in from_legs or c.match_source != "uid"}
-    out = _finish(reader, req, where, list(cands.values()), mode, warnings, rank=True, passed=passed)
+    out = _finish(
+        reader, req, where, list(cands.values()), mode, warnings, rank=True, passed=passed, vf=vector_filter
+    )
     if uid_first:
         firsts = [c for i in uid_first for c in out.hits if c.id == i]
         out.hits = firsts + [c for c in out.hits if c.id not in set(uid_first)]
@@ -324,6 +326,7 @@ def _finish(
     *,
     rank: bool,
     passed: set[str] | None = None,
+    vf: VectorFilter | None = None,
 ) -> SearchAnswer:
     f = req.filters
     live = reader.live_hits(c.id for c in cands)
@@ -341,7 +344,7 @@ def _finish(
     superseded: list[dict[str, str]] = []
     if not f.include_superseded and f.status != "superseded":
         known = {c.id for c in cands} if passed is None else passed
-        cands = _fold_superseded(reader, f, where, cands, superseded, path_matched, known)
+        cands = _fold_superseded(reader, f, (where, vf), cands, superseded, path_matched, known)
     cands = _collapse(cands)
     return SearchAnswer(cands, mode, len(cands), superseded, warnings)
 
@@ -354,7 +357,7 @@ def _seed004(req: SearchRequest) -> bool:
 def _fold_superseded(
     reader: MemoryReader,
     f: MemoryFilters,
-    where: str,
+    where: tuple[str, VectorFilter | None],
     cands: list[ranking.Candidate],
     hidden: list[dict[str, str]],
     path_matched: set[str],
@@ -399,10 +402,16 @@ def _fold_superseded(
 
 
 def _newest_successors(
-    reader: MemoryReader, graph: dict[str, str], firsts: dict[str, str], where: str, passed: set[str]
+    reader: MemoryReader,
+    graph: dict[str, str],
+    firsts: dict[str, str],
+    where: tuple[str, VectorFilter | None],
+    passed: set[str],
 ) -> tuple[dict[str, str | None], dict[str, dict[str, Any]]]:
     """``id -> newest successor passing where`` (None: the first one does not) and the rows of the
-    visible successors outside ``passed`` (one query over the chain members outside it, if any)."""
+    visible successors outside ``passed``: one query over the chain members outside it, if any,
+    or, when the vector leg's matrix and mask of these filters are at hand, one take by row id of
+    the members they pass (``where`` = the SQL and the same filters for the matrix)."""
     chains: dict[str, list[str]] = {}
     for cid, first in firsts.items():
         chain: list[str] = []
@@ -412,7 +421,16 @@ def _newest_successors(
             current = graph.get(current)
         chains[cid] = chain
     members = sorted({m for chain in chains.values() for m in chain} - passed)
-    rows = reader.by_ids(members, where, [*ROW_COLUMNS, "vector"])
+    scope = None if where[1] is None or not members else exact_scope(reader, where[1])
+    if scope is None:
+        rows = reader.by_ids(members, where[0], [*ROW_COLUMNS, "vector"])
+    else:
+        matrix, allowed = scope
+        pos = dict(zip(members, matrix.positions_of_ids(members), strict=True))
+        rows = reader.by_ids([m for m, p in pos.items() if p is None], where[0], [*ROW_COLUMNS, "vector"])
+        keep = {m: p for m, p in pos.items() if p is not None and allowed[p]}
+        for row in reader.take([int(matrix.row_ids[p]) for p in keep.values()], ROW_COLUMNS):
+            rows[row["id"]] = {**row, "vector": matrix.vectors[keep[row["id"]]]}
     out: dict[str, str | None] = {}
     for cid, chain in chains.items():
         best: str | None = None

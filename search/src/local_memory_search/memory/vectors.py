@@ -66,6 +66,8 @@ class VectorMatrix:
         self.row_ids = np.asarray(table.column("_rowid").to_numpy(), dtype=np.uint64)
         self._by_row_id = np.argsort(self.row_ids)
         self._sorted_row_ids = self.row_ids[self._by_row_id]
+        self._sorted_ids: np.ndarray | None = None  # built on first use (successor look-ups)
+        self._id_order: np.ndarray | None = None
         self.created = _strings(table.column("created"))
         valid = pc.is_valid(table.column("expires")).to_numpy(zero_copy_only=False)
         self.has_expiry = np.asarray(valid, dtype=bool)
@@ -89,6 +91,7 @@ class VectorMatrix:
         """Bytes held (vectors, ids, row ids, times, path lists)."""
         arrays: list[np.ndarray] = [self.vectors, self.ids, self.row_ids, self._by_row_id, self._sorted_row_ids,
                                     self.created, self.has_expiry, self.expires, *self.path_rows.values()]  # fmt: skip
+        arrays += [a for a in (self._sorted_ids, self._id_order) if a is not None]
         return int(sum(a.nbytes for a in arrays))
 
     def positions(self, row_ids: np.ndarray) -> np.ndarray:
@@ -97,6 +100,19 @@ class VectorMatrix:
             return np.zeros(0, dtype=np.int64)
         i = np.minimum(np.searchsorted(self._sorted_row_ids, row_ids), len(self) - 1)
         return np.asarray(self._by_row_id[i[self._sorted_row_ids[i] == row_ids]], dtype=np.int64)
+
+    def positions_of_ids(self, ids: list[str]) -> list[int | None]:
+        """The matrix position of each record id (None: not in the matrix)."""
+        if self._sorted_ids is None or self._id_order is None:
+            self._id_order = np.argsort(self.ids)
+            self._sorted_ids = self.ids[self._id_order]
+        order, sorted_ids = self._id_order, self._sorted_ids
+        keys = np.asarray([i.encode() for i in ids], dtype=bytes)
+        if not len(self) or not len(keys):
+            return [None] * len(ids)
+        i = np.minimum(np.searchsorted(sorted_ids, keys), len(self) - 1)
+        found = (sorted_ids[i] == keys).tolist()
+        return [int(p) if ok else None for p, ok in zip(order[i].tolist(), found, strict=True)]
 
     def vectors_of(self, row_ids: list[int]) -> list[np.ndarray | None]:
         """The unit vector of each row id (None: not in the matrix)."""
@@ -168,6 +184,10 @@ class VectorIndex:
                 self._matrix = VectorMatrix(scan.limit(EXACT_MAX_ROWS + 1).to_arrow())
             return self._matrix
 
+    def cached_passing(self, where: str) -> np.ndarray | None:
+        with self._lock:
+            return self._masks.get(where)
+
     def passing(self, reader: MemoryReader, where: str) -> np.ndarray:
         """A bool per matrix row: does it match ``where`` (one LanceDB scan, then cached)."""
         with self._lock:
@@ -191,6 +211,16 @@ def built_matrix(reader: MemoryReader) -> VectorMatrix | None:
     """This version's matrix if a vector search already built it (never builds one)."""
     index = None if reader.opened is None else reader.opened.peek("vector_index")
     return index.built if isinstance(index, VectorIndex) else None
+
+
+def exact_scope(reader: MemoryReader, f: VectorFilter) -> tuple[VectorMatrix, np.ndarray] | None:
+    """This version's matrix and its rows passing ``f``, when both are at hand already (a vector
+    search of these filters ran): which records pass the filters, without a query."""
+    index = None if reader.opened is None else reader.opened.peek("vector_index")
+    if not isinstance(index, VectorIndex) or index.built is None:
+        return None
+    passing = index.cached_passing(f.where)
+    return None if passing is None else (index.built, index.built.allowed(passing, f))
 
 
 def exact_top(
