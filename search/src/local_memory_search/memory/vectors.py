@@ -51,37 +51,39 @@ class VectorMatrix:
     record ids, row ids, ``created``, ``expires`` and which rows carry each path pattern."""
 
     def __init__(self, table: pa.Table):
-        table = table.filter(pc.is_valid(table.column("vector")))
+        if table.column("vector").null_count:
+            table = table.filter(pc.is_valid(table.column("vector")))
         projects = np.asarray(table.column("project").to_numpy(zero_copy_only=False), dtype=object)
-        table = table.take(pa.array(np.argsort(projects, kind="stable")))
+        order = np.argsort(projects, kind="stable")
         dim = table.schema.field("vector").type.list_size
         flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-        vectors = np.array(flat.reshape(-1, dim), dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        vectors /= np.where(norms > 0, norms, 1.0)
+        # the one copy of the vectors, in project order; no other full-size temporaries
+        vectors = np.asarray(flat.reshape(-1, dim), dtype=np.float32)[order]
+        del flat
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         self.vectors = vectors
-        self.ids = np.asarray(
-            table.column("id").cast(pa.binary()).to_numpy(zero_copy_only=False), dtype=bytes
-        )
-        self.row_ids = np.asarray(table.column("_rowid").to_numpy(), dtype=np.uint64)
+        self.ids = _strings(table.column("id"))[order]
+        self.row_ids = np.asarray(table.column("_rowid").to_numpy(), dtype=np.uint64)[order]
         self._by_row_id = np.argsort(self.row_ids)
         self._sorted_row_ids = self.row_ids[self._by_row_id]
         self._sorted_ids: np.ndarray | None = None  # built on first use (successor look-ups)
         self._id_order: np.ndarray | None = None
-        self.created = _strings(table.column("created"))
+        self.created = _strings(table.column("created"))[order]
         valid = pc.is_valid(table.column("expires")).to_numpy(zero_copy_only=False)
-        self.has_expiry = np.asarray(valid, dtype=bool)
-        self.expires = _strings(table.column("expires"))
+        self.has_expiry = np.asarray(valid, dtype=bool)[order]
+        self.expires = _strings(table.column("expires"))[order]
         paths = table.column("paths").combine_chunks()
         names = np.asarray(pc.list_flatten(paths).to_numpy(zero_copy_only=False), dtype=object)
-        owners = np.asarray(pc.list_parent_indices(paths).to_numpy(), dtype=np.int64)
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))  # original row -> matrix position
+        owners = rank[np.asarray(pc.list_parent_indices(paths).to_numpy(), dtype=np.int64)]
         self.path_rows: dict[str, np.ndarray] = {}
         if len(names):
             by = np.argsort(names, kind="stable")
             uniq, starts = np.unique(names[by], return_index=True)
             for name, rows in zip(uniq.tolist(), np.split(owners[by], starts[1:]), strict=True):
                 if name:
-                    self.path_rows[str(name)] = rows
+                    self.path_rows[str(name)] = np.sort(rows)
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
@@ -182,6 +184,7 @@ class VectorIndex:
             if self._matrix is None:
                 scan = reader.table.search().select(_COLUMNS).with_row_id(True)
                 self._matrix = VectorMatrix(scan.limit(EXACT_MAX_ROWS + 1).to_arrow())
+                pa.default_memory_pool().release_unused()  # the scan's buffers, not kept
             return self._matrix
 
     def cached_passing(self, where: str) -> np.ndarray | None:
