@@ -80,9 +80,8 @@ class _Opened:
             if name in self._memo:
                 return self._memo[name]  # type: ignore[no-any-return]
         value = compute()
-        with self._lock:
-            self._memo[name] = value
-        return value
+        with self._lock:  # two first callers: both keep the first value stored (one object per version)
+            return self._memo.setdefault(name, value)  # type: ignore[no-any-return]
 
 
 class _TableCache:
