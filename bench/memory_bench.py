@@ -10,7 +10,8 @@ files (date-only times, no tags). Queries are labelled by type: identifier, para
 path-scoped, as-of, successor-expected, filter-only. Reported: recall@5, MRR@10, nDCG@10 for
 fulltext / semantic / hybrid beside seed 000's plain FTS5 search (sqlite3, prefix terms, implicit
 AND), how often a superseded record outranks its successor, duplicates in the top 10, filter
-exactness, and p50/p95 latency of hybrid search.
+exactness, and p50/p95 latency of hybrid search with the 1-minute load average after each timing
+(the machine is shared: a figure means little without it).
 """
 
 from __future__ import annotations
@@ -381,8 +382,10 @@ def main(argv: list[str] | None = None) -> int:
         build_s = time.perf_counter() - t0
         w.close()
         result = {"records": len(v.records), "build_s": round(build_s, 1), **evaluate(v)}
+        result["load_avg_1m"] = {"after_2000": round(os.getloadavg()[0], 2)}
         if a.scale:
             result["latency_ms"][f"hybrid@{a.scale}"] = scaled_latency(v, root, a.scale, a.seed)
+            result["load_avg_1m"][f"after_{a.scale}"] = round(os.getloadavg()[0], 2)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     text = json.dumps(result, indent=2)

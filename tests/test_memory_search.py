@@ -154,6 +154,20 @@ def test_superseded_gives_way_to_successor_with_pointer(vault):
     assert shown["results"][0]["id"] == vault["old"] and shown["results"][0]["succeeded_by"] == vault["new"]
 
 
+def test_successor_that_was_no_candidate_carries_the_replaced_score(vault):
+    out = s(fulltext="memcached consistent hashing", explain=True)
+    top = out["results"][0]
+    assert (
+        top["id"] == vault["new"] and top["replaces"] == [vault["old"]] and top["match_source"] == "successor"
+    )
+    old = s(fulltext="memcached consistent hashing", includeSuperseded=True)["results"][0]
+    assert old["id"] == vault["old"] and top["score"] == old["score"] > 0
+    assert top["explain"]["scoreFrom"] == vault["old"] and top["explain"]["finalScore"] == round(
+        old["score"], 4
+    )
+    assert [r["score"] for r in out["results"]] == sorted((r["score"] for r in out["results"]), reverse=True)
+
+
 def test_contradicted_sorts_behind_what_holds(vault):
     out = s(fulltext="celery tasks idempotent retries", explain=True)
     order = ids_of(out)
@@ -439,6 +453,7 @@ def test_memory_table_handle_is_kept_per_version_and_cleared_by_the_runtime(vaul
             and a.succession().succeeded_by[vault["old"]] == vault["new"]
         )
         first = a.opened
+        assert "vector_index" in first._memo  # the exact vector leg's matrix, kept per version
     w = WRITERS["w"]
     uid = w.write(
         {"project": "fb2", "kind": "note", "title": "Kept handles", "content": "Zeppelin hangar."}
@@ -446,6 +461,7 @@ def test_memory_table_handle_is_kept_per_version_and_cleared_by_the_runtime(vaul
     w.flush()
     with R.open_reader() as c:
         assert c.opened is not first  # a newly published version gets its own handle and memos
+        assert all(o is not first for o in R._TABLES._items.values())  # the stale one is dropped
     assert ids_of(s(query="zeppelin hangar", projectId="fb2")) == [uid]
     RUNTIME.clear()
     assert not R._TABLES._items

@@ -59,8 +59,29 @@ def default_kinds(f: MemoryFilters) -> tuple[str, ...] | None:
     return None
 
 
-def compile_where(f: MemoryFilters) -> str:
-    """The SQL part of the filters."""
+def expiry_moment(f: MemoryFilters) -> str | None:
+    """The moment records must not have expired at (None: expired records included)."""
+    return None if f.include_expired else f.as_of or f.now
+
+
+@dataclass(frozen=True)
+class VectorFilter:
+    """The filters as the in-memory vector leg applies them (``vectors``): ``where`` is the SQL
+    without the parts that change from call to call (cached there as a mask per version), and
+    those parts, applied to the mask with the comparisons the SQL makes."""
+
+    where: str
+    #: ``created <= created_max`` (asOf)
+    created_max: str | None
+    #: ``expires IS NULL OR expires > unexpired_at``
+    unexpired_at: str | None
+    #: ``array_has_any(paths, path_patterns)``; None: no path filter
+    path_patterns: tuple[str, ...] | None
+
+
+def compile_where(f: MemoryFilters, *, per_call: bool = True) -> str:
+    """The SQL part of the filters (``per_call=False``: without the ``asOf`` and expiry clauses,
+    see :class:`VectorFilter`)."""
     parts = ["schema_version = 1"]
     if f.project is not None:
         parts.append(f"project = {sql_str(f.project)}")
@@ -80,10 +101,10 @@ def compile_where(f: MemoryFilters) -> str:
         parts.append(f.temporal.where())
     if f.grep is not None:
         parts.append(f"regexp_like(content, {sql_str('(?i)' + f.grep)})")
-    moment = f.as_of or f.now
-    if f.as_of:
+    if f.as_of and per_call:
         parts.append(f"created <= {sql_str(f.as_of)}")
-    if not f.include_expired:
+    moment = expiry_moment(f)
+    if per_call and moment is not None:
         parts.append(f"(expires IS NULL OR expires > {sql_str(moment)})")
     return " AND ".join(p for p in parts if p)
 
@@ -97,19 +118,31 @@ def _status_clause(f: MemoryFilters) -> str:
     return "status != 'archived'"
 
 
-def python_clause(reader: MemoryReader, f: MemoryFilters, where: str) -> str | None:
-    """SQL for the Python-only filters (None when there are none).
+def compile_filters(reader: MemoryReader, f: MemoryFilters) -> tuple[str, VectorFilter]:
+    """The full SQL ``where`` of the filters, and the same filters for the in-memory vector leg.
 
-    ``path`` becomes ``array_has_any(paths, <the stored patterns that match it>)``: each distinct
-    pattern is matched once, so the clause stays small and a prefilter. ``meta``/``metaPredicate``
-    are evaluated row by row over the SQL-filtered rows and become an ``id IN`` clause.
+    What only Python can check becomes SQL too: ``path`` is ``array_has_any(paths, <the stored
+    patterns that match it>)`` (each distinct pattern matched once, so the clause stays small and a
+    prefilter); ``meta``/``metaPredicate`` are evaluated row by row over the SQL-filtered rows and
+    become an ``id IN`` clause.
     """
-    if f.path is None and f.meta is None and f.meta_predicate is None:
-        return None
-    clause = None if f.path is None else _path_clause(reader, f.path)
+    where = compile_where(f)
+    patterns = None if f.path is None else path_patterns(reader, f.path)
+    path = None if patterns is None else _path_clause(patterns)
+    meta = meta_clause(reader, f, where if path is None else f"{where} AND {path}")
+    vf = VectorFilter(
+        where=" AND ".join([compile_where(f, per_call=False), *([meta] if meta else [])]),
+        created_max=f.as_of,
+        unexpired_at=expiry_moment(f),
+        path_patterns=None if patterns is None else tuple(patterns),
+    )
+    return " AND ".join([where, *(c for c in (path, meta) if c)]), vf
+
+
+def meta_clause(reader: MemoryReader, f: MemoryFilters, scope: str) -> str | None:
+    """``id IN (...)`` of the rows within ``scope`` that pass ``meta``/``metaPredicate`` (None: neither)."""
     if f.meta is None and f.meta_predicate is None:
-        return clause
-    scope = where if clause is None else f"{where} AND {clause}"
+        return None
     allowed = set()
     for row in reader.rows(scope, ("id", "meta")):
         meta = row["meta"] if isinstance(row["meta"], dict) else _json(row["meta"])
@@ -121,13 +154,16 @@ def python_clause(reader: MemoryReader, f: MemoryFilters, where: str) -> str | N
     return sql_in("id", allowed)
 
 
-def _path_clause(reader: MemoryReader, path: str) -> str:
-    """The stored patterns that match ``path`` (over the whole version, memoised there; the rest
-    of ``where`` still applies beside this clause)."""
-    hits = [p for p in reader.path_patterns() if matches_any_pattern(path, (p,))]
-    if not hits:
+def path_patterns(reader: MemoryReader, path: str) -> list[str]:
+    """The stored patterns that match ``path`` (over the whole version's distinct patterns)."""
+    return [p for p in reader.path_patterns() if matches_any_pattern(path, (p,))]
+
+
+def _path_clause(patterns: list[str]) -> str:
+    """Records having any of ``patterns`` (the rest of ``where`` still applies beside this clause)."""
+    if not patterns:
         return "FALSE"
-    return f"array_has_any(paths, make_array({', '.join(sql_str(p) for p in hits)}))"
+    return f"array_has_any(paths, make_array({', '.join(sql_str(p) for p in patterns)}))"
 
 
 def _json(value: Any) -> Any:

@@ -54,6 +54,8 @@ class Candidate:
     replaces: list[str] = field(default_factory=list)
     #: hybrid: the ranks within each leg after the multipliers (what RRF fused)
     boosted_ranks: tuple[int | None, int | None] | None = None
+    #: a successor that was no candidate itself: the superseded hit whose place and score it took
+    score_from: str | None = None
 
     @property
     def id(self) -> str:
@@ -191,5 +193,7 @@ def explain(c: Candidate) -> dict[str, Any]:
         out["ftsRankBoosted"], out["vectorRankBoosted"] = c.boosted_ranks
     out.update({k: round(v, 2) for k, v in c.factors.items()})
     out["finalScore"] = round(c.final, 4)
+    if c.score_from is not None:
+        out["scoreFrom"] = c.score_from
     out["contradicted"] = not c.holds
     return out

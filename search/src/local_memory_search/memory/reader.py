@@ -70,18 +70,23 @@ class _Opened:
         self._memo: dict[str, Any] = {}
         self._lock = threading.Lock()
 
+    def peek(self, name: str) -> Any:
+        """The memoised value, or None when not computed yet."""
+        with self._lock:
+            return self._memo.get(name)
+
     def memo(self, name: str, compute: Callable[[], T]) -> T:
         with self._lock:
             if name in self._memo:
                 return self._memo[name]  # type: ignore[no-any-return]
         value = compute()
-        with self._lock:
-            self._memo[name] = value
-        return value
+        with self._lock:  # two first callers: both keep the first value stored (one object per version)
+            return self._memo.setdefault(name, value)  # type: ignore[no-any-return]
 
 
 class _TableCache:
-    """LRU of memory tables checked out at a version (a few data roots at most)."""
+    """LRU of memory tables checked out at a version (a few data roots at most; the newest
+    version opened per index only)."""
 
     def __init__(self, size: int = 4):
         self._size = size
@@ -99,6 +104,10 @@ class _TableCache:
         table.checkout(version)
         opened = _Opened(table)
         with self._lock:
+            # Another version of the same index is stale now (its memos, e.g. the vector matrix,
+            # go with it; a call still reading it keeps its own reference until it returns).
+            for stale in [k for k in self._items if k[0] == key[0] and k != key]:
+                del self._items[stale]
             self._items[key] = opened
             while len(self._items) > self._size:
                 self._items.popitem(last=False)
@@ -125,6 +134,10 @@ class MemoryReader:
 
     def _memo(self, name: str, compute: Callable[[], T]) -> T:
         return compute() if self.opened is None else self.opened.memo(name, compute)
+
+    def row_count(self) -> int:
+        """Rows in this version (memoised)."""
+        return self._memo("row_count", lambda: int(self.table.count_rows()))
 
     def path_patterns(self) -> list[str]:
         """Every distinct path pattern stored in this version (sorted)."""

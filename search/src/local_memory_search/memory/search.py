@@ -15,6 +15,7 @@ Order of work (each step sees only records that pass every filter, see ``filters
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -32,8 +33,9 @@ from local_memory_shared.memory.uid import is_uid
 
 from .. import degradation as W
 from . import ranking
-from .filters import MemoryFilters, compile_where, python_clause
+from .filters import MemoryFilters, VectorFilter, compile_filters
 from .reader import ROW_COLUMNS, MemoryReader
+from .vectors import built_matrix, exact_scope, exact_top
 
 log = logging.getLogger(__name__)
 
@@ -90,10 +92,7 @@ class SearchAnswer:
 def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> SearchAnswer:
     """Run one memory search; ``encode`` is None when no embedder is available."""
     f = req.filters
-    where = compile_where(f)
-    extra = python_clause(reader, f, where)
-    if extra is not None:
-        where = f"{where} AND {extra}"
+    where, vector_filter = compile_filters(reader, f)
     warnings: list[dict[str, str]] = []
     mode = req.mode
     if mode in ("semantic", "hybrid") and encode is None:
@@ -105,33 +104,48 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
     depth = min(MAX_CANDIDATES, max(req.candidate_limit, (req.offset + req.limit) * 2))
     cands: dict[str, ranking.Candidate] = {}
     # The full-text leg runs in a worker thread while this one encodes the query and runs the
-    # vector leg (LanceDB releases the GIL); the legs' rows are merged here, full-text first.
-    fts = _LEGS.submit(_fts_leg, reader, parse_fulltext(req.fulltext), where, depth) if req.fulltext else None
+    # vector leg (LanceDB releases the GIL); each leg then loads the rows it found that the
+    # other has not claimed yet, so the first one done loads while the other still searches.
+    loader = _RowLoader(reader)
+    fts = None
+    if req.fulltext:
+        fts = _LEGS.submit(_fts_and_rows, reader, parse_fulltext(req.fulltext), where, depth, loader)
     vector_rows: list[dict[str, Any]] | None = None
+    loaded: dict[str, dict[str, Any]] = {}
     if req.semantic and encode is not None:
         try:
             vec = encode(req.semantic)
         except LocalMemoryError as exc:
             warnings.append(W.warn(W.EMBEDDING_UNAVAILABLE, f"({exc.message}) Full-text only."))
             if not req.fulltext:
-                fts = _LEGS.submit(_fts_leg, reader, parse_fulltext(req.semantic), where, depth)
+                fts = _LEGS.submit(_fts_and_rows, reader, parse_fulltext(req.semantic), where, depth, loader)
                 mode = "fulltext"
         else:
-            vector_rows = _run_vector(reader, vec, where, depth)
-    row_ids: dict[str, int] = {}
+            vector_rows = _above(
+                _run_vector(reader, vec, where, depth, vector_filter), req.semantic_threshold
+            )
+            loaded.update(loader.load(vector_rows))
     if fts is not None:
-        fts_rows, fts_warnings = fts.result()
+        fts_rows, fts_warnings, fts_loaded = fts.result()
         warnings.extend(fts_warnings)
-        _add_fts(fts_rows, cands, row_ids)
+        loaded.update(fts_loaded)
+        _add_fts(fts_rows, cands)
     if vector_rows is not None:
-        _add_vector(vector_rows, req.semantic_threshold, cands, row_ids)
-    _load_rows(reader, cands, row_ids)
+        _add_vector(vector_rows, cands)
+    loader.finish(loaded)
+    for cid in list(cands):
+        if cid in loaded:
+            cands[cid].row = loaded[cid]
+        else:  # cannot happen on one pinned version; never rank a row we cannot show
+            del cands[cid]
     ranking.fuse(cands, mode, req.weights)
     from_legs = set(cands)
     uid_first = _uid_paste(reader, req.fulltext or req.semantic or "", where, cands)
     # Every candidate passed ``where`` except a pasted uid's own record ("any filter aside").
     passed = {i for i, c in cands.items() if i in from_legs or c.match_source != "uid"}
-    out = _finish(reader, req, where, list(cands.values()), mode, warnings, rank=True, passed=passed)
+    out = _finish(
+        reader, req, where, list(cands.values()), mode, warnings, rank=True, passed=passed, vf=vector_filter
+    )
     if uid_first:
         firsts = [c for i in uid_first for c in out.hits if c.id == i]
         out.hits = firsts + [c for c in out.hits if c.id not in set(uid_first)]
@@ -175,13 +189,51 @@ def _fts_leg(
         return _run_fts(reader, _fts_query(q, phrases=False), where, depth), [w]
 
 
-def _add_fts(
-    rows: list[dict[str, Any]], cands: dict[str, ranking.Candidate], row_ids: dict[str, int]
-) -> None:
+def _fts_and_rows(
+    reader: MemoryReader, q: FullTextQuery, where: str, depth: int, loader: _RowLoader
+) -> tuple[list[dict[str, Any]], list[dict[str, str]], dict[str, dict[str, Any]]]:
+    """The full-text leg (worker thread), then the rows it found that the vector leg has not claimed."""
+    rows, warnings = _fts_leg(reader, q, where, depth)
+    return rows, warnings, loader.load(rows)
+
+
+class _RowLoader:
+    """Loads the legs' rows by row id, each row once: a leg claims the rows it found that the
+    other leg has not claimed yet and takes them (one ``take`` per leg). The vectors for the
+    near-duplicate collapse come from the in-memory matrix when a vector search built one."""
+
+    def __init__(self, reader: MemoryReader):
+        self.reader = reader
+        self._claimed: set[int] = set()
+        self._lock = threading.Lock()
+
+    def load(self, leg_rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            mine = {int(r["_rowid"]): r["id"] for r in leg_rows if int(r["_rowid"]) not in self._claimed}
+            self._claimed.update(mine)
+        with_vectors = built_matrix(self.reader) is None
+        columns = [*ROW_COLUMNS, "vector"] if with_vectors else list(ROW_COLUMNS)
+        rows = {r["id"]: r for r in self.reader.take(mine, columns)}
+        if not with_vectors:
+            for rid, cid in mine.items():
+                if cid in rows:
+                    rows[cid]["_rowid"] = rid  # finish() looks the vector up in the matrix
+        return rows
+
+    def finish(self, rows: dict[str, dict[str, Any]]) -> None:
+        """Attach the matrix vectors to the rows taken without theirs."""
+        need = [r for r in rows.values() if "_rowid" in r]
+        matrix = built_matrix(self.reader)
+        if not need or matrix is None:
+            return
+        for r, vec in zip(need, matrix.vectors_of([r.pop("_rowid") for r in need]), strict=True):
+            r["vector"] = vec
+
+
+def _add_fts(rows: list[dict[str, Any]], cands: dict[str, ranking.Candidate]) -> None:
     for rank, row in enumerate(rows, start=1):
         c = cands.setdefault(row["id"], ranking.Candidate({"id": row["id"]}))
         c.fts_score, c.fts_rank = float(row.get("_score") or 0.0), rank
-        row_ids[row["id"]] = int(row["_rowid"])
 
 
 def _run_fts(reader: MemoryReader, query: Any, where: str, depth: int) -> list[dict[str, Any]]:
@@ -195,26 +247,31 @@ def _run_fts(reader: MemoryReader, query: Any, where: str, depth: int) -> list[d
     return rows
 
 
-def _add_vector(
-    rows: list[dict[str, Any]],
-    threshold: float | None,
-    cands: dict[str, ranking.Candidate],
-    row_ids: dict[str, int],
-) -> None:
-    rank = 0
-    for row in rows:
-        sim = 1.0 - float(row.get("_distance", 1.0))
-        if threshold is not None and sim < threshold:
-            continue
-        rank += 1
+def _above(rows: list[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:
+    """The vector leg's rows at or above ``semanticThreshold`` (cosine similarity)."""
+    if threshold is None:
+        return rows
+    return [r for r in rows if 1.0 - float(r.get("_distance", 1.0)) >= threshold]
+
+
+def _add_vector(rows: list[dict[str, Any]], cands: dict[str, ranking.Candidate]) -> None:
+    for rank, row in enumerate(rows, start=1):
         c = cands.get(row["id"])
         if c is None:
             c = cands[row["id"]] = ranking.Candidate({"id": row["id"]}, match_source="vector")
-        c.similarity, c.vector_rank = sim, rank
-        row_ids[row["id"]] = int(row["_rowid"])
+        c.similarity, c.vector_rank = 1.0 - float(row.get("_distance", 1.0)), rank
 
 
-def _run_vector(reader: MemoryReader, vec: np.ndarray, where: str, depth: int) -> list[dict[str, Any]]:
+def _run_vector(
+    reader: MemoryReader, vec: np.ndarray, where: str, depth: int, exact: VectorFilter | None = None
+) -> list[dict[str, Any]]:
+    """The vector leg: the exact in-memory scan (``vectors``, given ``exact``, the same filters
+    as ``where``) where the version fits in memory, else LanceDB."""
+    if exact is not None:
+        found = exact_top(reader, vec, exact, depth)
+        if found is not None:
+            return found
+
     def build() -> Any:
         return (
             reader.table.search(vec.tolist(), vector_column_name="vector")
@@ -234,16 +291,6 @@ def _run_vector(reader: MemoryReader, vec: np.ndarray, where: str, depth: int) -
             log.warning("memory ANN search failed, falling back to a flat scan: %s", exc)
     rows = build().bypass_vector_index().to_list()
     return rows
-
-
-def _load_rows(reader: MemoryReader, cands: dict[str, ranking.Candidate], row_ids: dict[str, int]) -> None:
-    """The legs return ids, scores and row ids only; one take fetches the rows of the union."""
-    rows = {r["id"]: r for r in reader.take((row_ids[c] for c in cands), [*ROW_COLUMNS, "vector"])}
-    for cid, c in list(cands.items()):
-        if cid in rows:
-            c.row = rows[cid]
-        else:  # cannot happen on one pinned version; never rank a row we cannot show
-            del cands[cid]
 
 
 def _uid_paste(reader: MemoryReader, text: str, where: str, cands: dict[str, ranking.Candidate]) -> list[str]:
@@ -279,6 +326,7 @@ def _finish(
     *,
     rank: bool,
     passed: set[str] | None = None,
+    vf: VectorFilter | None = None,
 ) -> SearchAnswer:
     f = req.filters
     live = reader.live_hits(c.id for c in cands)
@@ -296,7 +344,7 @@ def _finish(
     superseded: list[dict[str, str]] = []
     if not f.include_superseded and f.status != "superseded":
         known = {c.id for c in cands} if passed is None else passed
-        cands = _fold_superseded(reader, f, where, cands, superseded, path_matched, known)
+        cands = _fold_superseded(reader, f, (where, vf), cands, superseded, path_matched, known)
     cands = _collapse(cands)
     return SearchAnswer(cands, mode, len(cands), superseded, warnings)
 
@@ -309,7 +357,7 @@ def _seed004(req: SearchRequest) -> bool:
 def _fold_superseded(
     reader: MemoryReader,
     f: MemoryFilters,
-    where: str,
+    where: tuple[str, VectorFilter | None],
     cands: list[ranking.Candidate],
     hidden: list[dict[str, str]],
     path_matched: set[str],
@@ -346,7 +394,7 @@ def _fold_superseded(
         hidden.append({"id": c.id, "succeeded_by": succ})
         s = placed.get(succ)
         if s is None:
-            s = present.get(succ) or _candidate(rows[succ], path_matched, f.as_of or f.now)
+            s = present.get(succ) or _candidate(rows[succ], c, path_matched, f.as_of or f.now)
             placed[succ] = s
             out.append(s)
         s.replaces.append(c.id)
@@ -354,10 +402,16 @@ def _fold_superseded(
 
 
 def _newest_successors(
-    reader: MemoryReader, graph: dict[str, str], firsts: dict[str, str], where: str, passed: set[str]
+    reader: MemoryReader,
+    graph: dict[str, str],
+    firsts: dict[str, str],
+    where: tuple[str, VectorFilter | None],
+    passed: set[str],
 ) -> tuple[dict[str, str | None], dict[str, dict[str, Any]]]:
     """``id -> newest successor passing where`` (None: the first one does not) and the rows of the
-    visible successors outside ``passed`` (one query over the chain members outside it, if any)."""
+    visible successors outside ``passed``: one query over the chain members outside it, if any,
+    or, when the vector leg's matrix and mask of these filters are at hand, one take by row id of
+    the members they pass (``where`` = the SQL and the same filters for the matrix)."""
     chains: dict[str, list[str]] = {}
     for cid, first in firsts.items():
         chain: list[str] = []
@@ -367,7 +421,16 @@ def _newest_successors(
             current = graph.get(current)
         chains[cid] = chain
     members = sorted({m for chain in chains.values() for m in chain} - passed)
-    rows = reader.by_ids(members, where, [*ROW_COLUMNS, "vector"])
+    scope = None if where[1] is None or not members else exact_scope(reader, where[1])
+    if scope is None:
+        rows = reader.by_ids(members, where[0], [*ROW_COLUMNS, "vector"])
+    else:
+        matrix, allowed = scope
+        pos = dict(zip(members, matrix.positions_of_ids(members), strict=True))
+        rows = reader.by_ids([m for m, p in pos.items() if p is None], where[0], [*ROW_COLUMNS, "vector"])
+        keep = {m: p for m, p in pos.items() if p is not None and allowed[p]}
+        for row in reader.take([int(matrix.row_ids[p]) for p in keep.values()], ROW_COLUMNS):
+            rows[row["id"]] = {**row, "vector": matrix.vectors[keep[row["id"]]]}
     out: dict[str, str | None] = {}
     for cid, chain in chains.items():
         best: str | None = None
@@ -379,34 +442,44 @@ def _newest_successors(
     return out, rows
 
 
-def _candidate(row: dict[str, Any], path_matched: set[str], now: str) -> ranking.Candidate:
+def _candidate(
+    row: dict[str, Any], predecessor: ranking.Candidate, path_matched: set[str], now: str
+) -> ranking.Candidate:
+    """A successor that was not itself a candidate, at the place of the superseded hit it took
+    over: it carries that hit's score (``score_from`` names it; its own multipliers stay in
+    ``explain``), so the listing's scores keep descending."""
     c = ranking.Candidate(row, match_source="successor")
     ranking.score([c], path_matched, now=now)
+    c.base, c.final, c.score_from = predecessor.base, predecessor.final, predecessor.id
     return c
 
 
 def _collapse(cands: list[ranking.Candidate]) -> list[ranking.Candidate]:
-    """Fold near-duplicates into the best-ranked one (``collapsed`` lists them)."""
+    """Fold near-duplicates into the best-ranked one (``collapsed`` lists them): each hit, in
+    order, joins the most similar kept hit of its project at >= ``DUPLICATE_SIMILARITY``."""
+    raw = [c.row.pop("vector", None) for c in cands]
+    with_vec = [i for i, v in enumerate(raw) if v is not None]
+    if not with_vec:
+        return list(cands)
+    mat = np.stack([np.asarray(raw[i], dtype=np.float32) for i in with_vec])
+    sims = mat @ mat.T  # one product for all pairs (at most a few hundred candidates)
+    row_of = {i: n for n, i in enumerate(with_vec)}
     kept: list[ranking.Candidate] = []
-    vecs: list[np.ndarray] = []
-    owners: list[ranking.Candidate] = []
-    for c in cands:
-        raw = c.row.pop("vector", None)
-        v = None if raw is None else np.asarray(raw, dtype=np.float32)
+    owners: list[int] = []  # rows of ``sims`` of the kept hits that have a vector
+    for i, c in enumerate(cands):
         dup = None
-        if v is not None and vecs:
-            sims = np.stack(vecs) @ v
-            for i in np.argsort(-sims):
-                if sims[i] < DUPLICATE_SIMILARITY:
+        if i in row_of and owners:
+            s = sims[owners, row_of[i]]
+            for k in np.argsort(-s):
+                if s[k] < DUPLICATE_SIMILARITY:
                     break
-                if owners[i].row["project"] == c.row["project"]:
-                    dup = owners[i]
+                if cands[with_vec[owners[k]]].row["project"] == c.row["project"]:
+                    dup = cands[with_vec[owners[k]]]
                     break
         if dup is not None:
             dup.collapsed.append(c.id)
             continue
         kept.append(c)
-        if v is not None:
-            vecs.append(v)
-            owners.append(c)
+        if i in row_of:
+            owners.append(row_of[i])
     return kept
