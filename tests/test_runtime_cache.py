@@ -65,3 +65,14 @@ def test_concurrent_callers_share_one_bounded_cache() -> None:
 def test_a_cache_holds_at_least_one_value() -> None:
     with pytest.raises(ValueError):
         BoundedCache(0)
+
+
+def test_get_peeks_without_opening_and_discard_drops_only_the_stale_keys() -> None:
+    cache: BoundedCache[tuple[str, int], str] = BoundedCache(4)
+    assert cache.get(("idx", 1)) is None and len(cache) == 0  # a peek opens nothing
+    for key in [("idx", 1), ("idx", 2), ("other", 1)]:
+        cache.get_or_open(key, lambda key=key: f"{key[0]}@{key[1]}")
+    assert cache.get(("idx", 2)) == "idx@2"
+    cache.discard(lambda k: k[0] == "idx" and k != ("idx", 2))  # older versions of one index
+    assert cache.get(("idx", 1)) is None
+    assert cache.get(("idx", 2)) == "idx@2" and cache.get(("other", 1)) == "other@1" and len(cache) == 2

@@ -65,6 +65,17 @@ class BoundedCache(Generic[K, V]):
                 self._items.popitem(last=False)
         return value
 
+    def get(self, key: K) -> V | None:
+        """The value cached under ``key`` (None on a miss; opens nothing, leaves the order alone)."""
+        with self._lock:
+            return self._items.get(key)
+
+    def discard(self, stale: Callable[[K], bool]) -> None:
+        """Forget every value whose key ``stale`` says is out of date."""
+        with self._lock:
+            for key in [k for k in self._items if stale(k)]:
+                del self._items[key]
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._items)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,7 @@ from local_memory_shared.memory.schema import MEMORIES_TABLE, MemoryPaths, memor
 from local_memory_shared.state import open_state_ro
 
 from ..readonly import ReadOnlyTable, connect_read_only
-from ..runtime import register_cache
+from ..runtime import BoundedCache, register_cache
 from ..store import manifest_signature
 
 BUILD_COMMAND = "local-memory-indexer memory rebuild"
@@ -84,41 +83,24 @@ class _Opened:
             return self._memo.setdefault(name, value)  # type: ignore[no-any-return]
 
 
-class _TableCache:
-    """LRU of memory tables checked out at a version (a few data roots at most; the newest
-    version opened per index only)."""
+def _table_at(lance_dir: Path, version: int) -> _Opened:
+    """The memory table checked out at ``version``: one handle per index, the newest version only."""
+    key = (str(lance_dir), version, manifest_signature(lance_dir, MEMORIES_TABLE, version))
 
-    def __init__(self, size: int = 4):
-        self._size = size
-        self._items: OrderedDict[tuple[Any, ...], _Opened] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, lance_dir: Path, version: int) -> _Opened:
-        key = (str(lance_dir), version, manifest_signature(lance_dir, MEMORIES_TABLE, version))
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None:
-                self._items.move_to_end(key)
-                return hit
+    def open_table() -> _Opened:
         table = connect_read_only(lance_dir).open_table(MEMORIES_TABLE)
         table.checkout(version)
-        opened = _Opened(table)
-        with self._lock:
-            # Another version of the same index is stale now (its memos, e.g. the vector matrix,
-            # go with it; a call still reading it keeps its own reference until it returns).
-            for stale in [k for k in self._items if k[0] == key[0] and k != key]:
-                del self._items[stale]
-            self._items[key] = opened
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
-        return opened
+        return _Opened(table)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
+    opened = _TABLES.get_or_open(key, open_table)
+    # Another version of the same index is stale now (its memos, e.g. the vector matrix, go with
+    # it; a call still reading it keeps its own reference until it returns).
+    _TABLES.discard(lambda k: k[0] == key[0] and k != key)
+    return opened
 
 
-_TABLES = register_cache("memory_tables", _TableCache())
+#: A few data roots at most.
+_TABLES: BoundedCache[tuple[Any, ...], _Opened] = register_cache("memory_tables", BoundedCache(4))
 
 
 @dataclass
@@ -232,7 +214,7 @@ def open_reader(data_root: Any = None) -> MemoryReader:
         meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM memory_meta")}
         if version is None:
             raise NotIndexed(hint, details={"command": BUILD_COMMAND})
-        opened = _TABLES.get(paths.lance_dir, version)
+        opened = _table_at(paths.lance_dir, version)
     except (LocalMemoryError, sqlite3.Error, ValueError, FileNotFoundError) as exc:
         conn.close()
         if isinstance(exc, NotIndexed):

@@ -21,12 +21,13 @@ multiplies only its own contiguous slice.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from ..runtime import BoundedCache
 
 if TYPE_CHECKING:
     from .filters import VectorFilter
@@ -172,8 +173,7 @@ class VectorIndex:
     def __init__(self) -> None:
         self._matrix: VectorMatrix | None = None
         self._build_lock = threading.Lock()
-        self._masks: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._masks: BoundedCache[str, np.ndarray] = BoundedCache(MASK_CACHE)
 
     @property
     def built(self) -> VectorMatrix | None:
@@ -188,26 +188,22 @@ class VectorIndex:
             return self._matrix
 
     def cached_passing(self, where: str) -> np.ndarray | None:
-        with self._lock:
-            return self._masks.get(where)
+        return self._masks.get(where)
 
     def passing(self, reader: MemoryReader, where: str) -> np.ndarray:
         """A bool per matrix row: does it match ``where`` (one LanceDB scan, then cached)."""
-        with self._lock:
-            hit = self._masks.get(where)
-            if hit is not None:
-                self._masks.move_to_end(where)
-                return hit
-        matrix = self.matrix(reader)
-        scan = reader.table.search().where(where).select(["project"]).with_row_id(True)
-        rids = np.asarray(scan.limit(len(matrix) + 1).to_arrow().column("_rowid").to_numpy(), dtype=np.uint64)
-        out = np.zeros(len(matrix), dtype=bool)
-        out[matrix.positions(rids)] = True
-        with self._lock:
-            self._masks[where] = out
-            while len(self._masks) > MASK_CACHE:
-                self._masks.popitem(last=False)
-        return out
+
+        def scan() -> np.ndarray:
+            matrix = self.matrix(reader)
+            rows = reader.table.search().where(where).select(["project"]).with_row_id(True)
+            rids = np.asarray(
+                rows.limit(len(matrix) + 1).to_arrow().column("_rowid").to_numpy(), dtype=np.uint64
+            )
+            out = np.zeros(len(matrix), dtype=bool)
+            out[matrix.positions(rids)] = True
+            return out
+
+        return self._masks.get_or_open(where, scan)
 
 
 def built_matrix(reader: MemoryReader) -> VectorMatrix | None:
