@@ -49,6 +49,11 @@ ENV_VARS: dict[str, tuple[str, str]] = {
         "1: the search server loads the ONNX query model at start (first hybrid answer sooner); "
         "0: on the first semantic query (a keyword-only session never holds it, ~90-150 MB less).",
     ),
+    "LOCAL_MEMORY_COMPACT_QUERY_MODEL": (
+        "1",
+        "1: queries are encoded with the compact int8 copy of the ONNX model the indexer writes under "
+        "<data root>/models (about 65 MB less); 0: with the original model file.",
+    ),
     "LOCAL_MEMORY_HTTP_TOKEN": ("—", "Bearer token the MCP servers require on --http (or pass --token)."),
     "LOCAL_MEMORY_HTTP_SESSION_IDLE_SECONDS": (
         str(DEFAULT_HTTP_SESSION_IDLE_SECONDS),
@@ -166,6 +171,7 @@ class Settings:
     #: Object-store root of the LanceDB data (``LOCAL_MEMORY_LANCE_URI``), None = under data_root.
     lance_uri: str | None = None
     prewarm_encoder: bool = True
+    compact_query_model: bool = True
 
 
 def load_settings() -> Settings:
@@ -186,6 +192,8 @@ def load_settings() -> Settings:
         rerank_timeout=float(_env("RERANK_TIMEOUT") or DEFAULT_RERANK_TIMEOUT),
         lance_uri=parse_lance_uri(_env("LOCAL_MEMORY_LANCE_URI")),
         prewarm_encoder=(_env("LOCAL_MEMORY_PREWARM_ENCODER") or "1").strip().lower()
+        not in ("0", "false", "no", "off"),
+        compact_query_model=(_env("LOCAL_MEMORY_COMPACT_QUERY_MODEL") or "1").strip().lower()
         not in ("0", "false", "no", "off"),
     )
 
