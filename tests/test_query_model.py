@@ -218,3 +218,55 @@ def test_idle_trim_runs_once_after_the_last_call():
     while trim.trims == 1 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert trim.trims == 2
+
+
+def test_search_mcp_server_trims_the_heap_after_a_call(tmp_path, monkeypatch):
+    from local_memory_search import server
+    from mcp_harness import memory_session
+
+    monkeypatch.setattr(server.IDLE_TRIM, "seconds", 0.1)
+    before = server.IDLE_TRIM.trims
+    with memory_session(server.build_server()) as session:
+        envelope = session.call("search_keyword", {"project_path": str(tmp_path), "query": "x"})
+        assert envelope["error"]["code"] == "NOT_INDEXED"  # any answer counts as a call
+        deadline = time.monotonic() + 5
+        while server.IDLE_TRIM.trims == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert server.IDLE_TRIM.trims == before + 1
+
+
+ARENA_PROBE = """
+import ctypes, re, sys, tempfile, threading
+from local_memory_search.cli import _start_process
+_start_process(prewarm=False)
+def churn():
+    for _ in range(2000):
+        blocks = [bytearray(4096) for _ in range(64)]
+        del blocks
+threads = [threading.Thread(target=churn) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+libc = ctypes.CDLL("libc.so.6")
+libc.fopen.restype = ctypes.c_void_p
+with tempfile.NamedTemporaryFile(suffix=".xml") as out:
+    fp = libc.fopen(out.name.encode(), b"w")
+    libc.malloc_info(0, ctypes.c_void_p(fp))
+    libc.fclose(ctypes.c_void_p(fp))
+    print(len(re.findall(r"<heap nr=", open(out.name).read())))
+"""
+
+
+@pytest.mark.parametrize(("arenas", "most"), [("2", 2), ("0", 64)])
+def test_search_process_start_caps_malloc_arenas(arenas, most):
+    """Eight threads allocating at once: the search process start keeps them in at most 2 arenas."""
+    out = subprocess.run(
+        [sys.executable, "-c", ARENA_PROBE],
+        env={**os.environ, "LOCAL_MEMORY_MALLOC_ARENAS": arenas},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    heaps = int(out.stdout.strip().splitlines()[-1])
+    assert 1 <= heaps <= most, heaps
+    if arenas == "0":
+        assert heaps > 2  # glibc's default really does spread threads (so the cap above is meaningful)
