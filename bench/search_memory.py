@@ -13,7 +13,7 @@ One fresh worker process per run (the index of ``bench.search_startup``: flask b
 4. separately, a fresh process holding only the ONNX query session (import → load → one query).
 
     nice -n 10 .venv/bin/python -m bench.search_memory [--corpus flask] [--queries 1000] [--out FILE]
-        [--before /tmp/old/shared/src:/tmp/old/search/src]
+        [--before /tmp/old/shared/src:/tmp/old/search/src] [--project PATH --data-root DIR]
 """
 
 from __future__ import annotations
@@ -164,9 +164,9 @@ def onnx_alone() -> dict[str, Any]:
     }
 
 
-def _spawn(args: list[str], before: str | None = None) -> dict[str, Any]:
+def _spawn(args: list[str], before: str | None = None, data_root: Path = ROOT) -> dict[str, Any]:
     path = f"{before}{os.pathsep}{REPO}" if before else str(REPO)
-    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(ROOT), "PYTHONPATH": path}
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(data_root), "PYTHONPATH": path}
     out = subprocess.run(
         [sys.executable, "-m", "bench.search_memory", *args],
         cwd=REPO,
@@ -190,18 +190,27 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="PYTHONPATH of an older source tree (its shared/src:search/src) whose search process runs first",
     )
+    ap.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        help="an already indexed project to query instead of --corpus (with --data-root; nothing is indexed)",
+    )
+    ap.add_argument("--data-root", type=Path, default=ROOT)
     args = ap.parse_args(argv)
-    project = unpack(args.corpus)
-    ensure_index(project, ROOT)
+    if args.project is not None:
+        project = args.project.resolve()
+    else:
+        project = unpack(args.corpus)
+        ensure_index(project, args.data_root)
+    worker_args = ["_worker", str(project), str(args.queries)]
     report = {
-        "corpus": args.corpus,
+        "corpus": str(args.project) if args.project else args.corpus,
         "load_avg": os.getloadavg(),
         **(
-            {"search_process_before": _spawn(["_worker", str(project), str(args.queries)], args.before)}
-            if args.before
-            else {}
+            {"search_process_before": _spawn(worker_args, args.before, args.data_root)} if args.before else {}
         ),
-        "search_process": _spawn(["_worker", str(project), str(args.queries)]),
+        "search_process": _spawn(worker_args, None, args.data_root),
         "onnx_session_alone_rss_mb": _spawn(["_onnx"]),
     }
     text = json.dumps(report, indent=2)
