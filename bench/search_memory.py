@@ -2,16 +2,18 @@
 
 One fresh worker process per run (the index of ``bench.search_startup``: flask by default):
 
-1. RSS after start (imports done), after the first hybrid query (model session loaded), after
-   ``--queries`` mixed calls with distinct texts (hybrid, keyword, semantic, find_callers,
-   retrieve_context_pack);
+1. RSS after start (imports done; the worker starts as ``local-memory-search`` does: malloc
+   arenas capped, query model prewarmed), after the first hybrid query (model session loaded),
+   after ``--queries`` mixed calls with distinct texts (hybrid, keyword, semantic, find_callers,
+   retrieve_context_pack), with each tool's p50/p95 and the RSS per mapping at the end
+   (``/proc/self/smaps``: anonymous memory, heap, each shared library's resident pages);
 2. a tracemalloc snapshot diff (first query → end) by file, for Python objects;
 3. the RSS returned by clearing each cache registered with ``local_memory_search.runtime.RUNTIME``
    one at a time (``gc.collect()`` and glibc ``malloc_trim(0)`` after each), plus Arrow's pool;
 4. separately, a fresh process holding only the ONNX query session (import → load → one query).
 
     nice -n 10 .venv/bin/python -m bench.search_memory [--corpus flask] [--queries 1000] [--out FILE]
-        [--before /tmp/old/shared/src:/tmp/old/search/src]
+        [--before /tmp/old/shared/src:/tmp/old/search/src] [--project PATH --data-root DIR]
 """
 
 from __future__ import annotations
@@ -41,6 +43,41 @@ def _trim() -> float:
     return _rss_mb()
 
 
+def _start_like_the_server() -> None:
+    """What ``local-memory-search`` does at start (malloc arenas, model prewarm), in this tree or an older one."""
+    from local_memory_search import cli
+
+    start = getattr(cli, "_start_process", None)
+    if start is not None:
+        start(prewarm=True)
+    elif hasattr(cli, "_prewarm_encoder"):
+        cli._prewarm_encoder()
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    at = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+    return {"n": len(ordered), "p50": round(at(0.5) * 1000, 1), "p95": round(at(0.95) * 1000, 1)}
+
+
+def smaps_rss_mb(top: int = 8) -> dict[str, float]:
+    """Resident MB per mapping (``/proc/self/smaps``): anonymous memory, heap, each shared library."""
+    totals: dict[str, int] = {}
+    name = "[anon]"
+    with open("/proc/self/smaps", encoding="utf-8") as smaps:
+        for line in smaps:
+            first = line.split(maxsplit=6)
+            if "-" in first[0] and len(first) >= 5 and ":" not in first[0]:
+                name = first[5].strip() if len(first) > 5 else "[anon]"
+                name = name.split("site-packages/")[-1].split("/")[0] if "site-packages/" in name else name
+            elif line.startswith("Rss:"):
+                totals[name] = totals.get(name, 0) + int(line.split()[1])
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1])
+    out = {k: round(v / 1024, 1) for k, v in ranked[:top]}
+    out["(rest)"] = round(sum(v for _, v in ranked[top:]) / 1024, 1)
+    return out
+
+
 def _calls(project: Path, count: int) -> list[tuple[str, dict[str, Any]]]:
     """``count`` mixed calls with distinct texts; every 10th is a context pack."""
     calls = _queries(project, count)
@@ -58,6 +95,7 @@ def worker(project: str, count: int) -> dict[str, Any]:
     import pyarrow as pa
 
     t0 = time.perf_counter()
+    _start_like_the_server()
     from local_memory_search.runtime import RUNTIME
     from local_memory_search.tools import call_tool
 
@@ -67,10 +105,14 @@ def worker(project: str, count: int) -> dict[str, Any]:
     stages["first hybrid query"] = _rss_mb()
     first = tracemalloc.take_snapshot()
     failures: dict[str, int] = {}
+    seconds: dict[str, list[float]] = {}
     for tool, args in _calls(Path(project), count):
+        started = time.perf_counter()
         if not call_tool(tool, args).get("ok"):
             failures[tool] = failures.get(tool, 0) + 1
+        seconds.setdefault(tool, []).append(time.perf_counter() - started)
     stages[f"after {count} mixed queries"] = _rss_mb()
+    by_mapping = smaps_rss_mb()
     last = tracemalloc.take_snapshot()
     traced, traced_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -89,6 +131,9 @@ def worker(project: str, count: int) -> dict[str, Any]:
         freed[name] = round(before - _trim(), 1)
     return {
         "stages_rss_mb": stages,
+        "latency_ms": {tool: _percentiles(values) for tool, values in sorted(seconds.items())},
+        "rss_by_mapping_mb": by_mapping,
+        "threads": len(os.listdir("/proc/self/task")),
         "failures": failures,
         "seconds": round(time.perf_counter() - t0, 1),
         "python_traced_mb": round(traced / 2**20, 1),
@@ -119,9 +164,9 @@ def onnx_alone() -> dict[str, Any]:
     }
 
 
-def _spawn(args: list[str], before: str | None = None) -> dict[str, Any]:
+def _spawn(args: list[str], before: str | None = None, data_root: Path = ROOT) -> dict[str, Any]:
     path = f"{before}{os.pathsep}{REPO}" if before else str(REPO)
-    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(ROOT), "PYTHONPATH": path}
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(data_root), "PYTHONPATH": path}
     out = subprocess.run(
         [sys.executable, "-m", "bench.search_memory", *args],
         cwd=REPO,
@@ -145,18 +190,27 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="PYTHONPATH of an older source tree (its shared/src:search/src) whose search process runs first",
     )
+    ap.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        help="an already indexed project to query instead of --corpus (with --data-root; nothing is indexed)",
+    )
+    ap.add_argument("--data-root", type=Path, default=ROOT)
     args = ap.parse_args(argv)
-    project = unpack(args.corpus)
-    ensure_index(project, ROOT)
+    if args.project is not None:
+        project = args.project.resolve()
+    else:
+        project = unpack(args.corpus)
+        ensure_index(project, args.data_root)
+    worker_args = ["_worker", str(project), str(args.queries)]
     report = {
-        "corpus": args.corpus,
+        "corpus": str(args.project) if args.project else args.corpus,
         "load_avg": os.getloadavg(),
         **(
-            {"search_process_before": _spawn(["_worker", str(project), str(args.queries)], args.before)}
-            if args.before
-            else {}
+            {"search_process_before": _spawn(worker_args, args.before, args.data_root)} if args.before else {}
         ),
-        "search_process": _spawn(["_worker", str(project), str(args.queries)]),
+        "search_process": _spawn(worker_args, None, args.data_root),
         "onnx_session_alone_rss_mb": _spawn(["_onnx"]),
     }
     text = json.dumps(report, indent=2)

@@ -47,6 +47,7 @@ import numpy as np
 from local_memory_shared.config import Settings, load_settings
 from local_memory_shared.embedding import embedder_from_settings
 from local_memory_shared.embedding.base import Embedder
+from local_memory_shared.embedding.onnx import OnnxEmbedder
 from local_memory_shared.errors import IndexLocked, ProvenanceMismatch
 from local_memory_shared.lance_location import LanceLocation, lance_location
 from local_memory_shared.paths import ProjectPaths, project_paths
@@ -57,6 +58,7 @@ from .chunking import ChunkDraft, stable_chunk_id
 from .discovery import SourceFile, discover
 from .embed_cache import EmbedCache, text_hash
 from .parse_worker import ParsedFile, parse_file
+from .query_model import ensure_compact_model
 from .rebuild import clean_leftovers, next_lance_name, remove_side_db, side_db, swap_in
 from .repair import find_drift
 from .state_db import open_state_rw
@@ -260,12 +262,15 @@ def index_project(
                 if rebuild and main.published() is not None:
                     side = open_state_rw(side_db(paths), reset=True)
                 run = _Run(paths, settings, embedder, progress, cancel, conn, side, parser)
-                return run.run(full=full, rebuild=rebuild)
+                summary = run.run(full=full, rebuild=rebuild)
             finally:
                 if side is not None:
                     side.close()
                     remove_side_db(paths)
                 conn.close()
+        if isinstance(embedder, OnnxEmbedder):
+            ensure_compact_model(settings.data_root, embedder)
+        return summary
     finally:
         if own_embedder:
             embedder.close()

@@ -181,24 +181,27 @@ COMMANDS = {
 }
 
 
-def _prewarm_encoder() -> None:
-    """Load the query model on a thread while the tool layer (LanceDB) imports (issue 14: first answer)."""
+def _start_process(prewarm: bool) -> None:
+    """Cap malloc arenas before any thread starts, then load the query model on a thread while
+    the tool layer (LanceDB) imports (issue 14: resident memory, first answer)."""
     from local_memory_shared.config import load_settings
-
-    from .encoder import ENCODER
+    from local_memory_shared.heap import limit_malloc_arenas
 
     try:
         settings = load_settings()
     except Exception:  # a bad setting is reported by the command itself, with its field
         return
-    ENCODER.prewarm(settings)
+    limit_malloc_arenas(settings.malloc_arenas)
+    if prewarm:
+        from .encoder import ENCODER
+
+        ENCODER.prewarm(settings)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``local-memory-search`` script."""
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] == "serve" or (argv[0] == "query" and "keyword" not in argv):
-        _prewarm_encoder()
+    _start_process(prewarm=not argv or argv[0] == "serve" or (argv[0] == "query" and "keyword" not in argv))
     if not argv:
         from .server import main as serve
 

@@ -127,9 +127,7 @@ class QueryEncoder:
         if found is not None:
             return found
         try:
-            embedder = create_embedder(
-                choice.backend, choice.model, dimension=choice.dimension, settings=settings
-            )
+            embedder = _build(choice, settings)
         except EmbeddingError:
             raise
         except LocalMemoryError as exc:  # e.g. an unknown backend name in index_meta
@@ -199,6 +197,15 @@ class QueryEncoder:
                 embedder.close()
             except Exception:  # closing is best effort
                 log.debug("closing embedder failed", exc_info=True)
+
+
+def _build(choice: EncoderChoice, settings: Settings) -> Embedder:
+    """The backend's embedder; for ONNX the query variant (the compact model copy when present)."""
+    if choice.backend == "onnx":
+        from local_memory_shared.embedding.onnx import OnnxEmbedder
+
+        return OnnxEmbedder.for_queries(choice.model, dimension=choice.dimension, settings=settings)
+    return create_embedder(choice.backend, choice.model, dimension=choice.dimension, settings=settings)
 
 
 #: The process-wide encoder (the MCP server and CLI share it).

@@ -16,10 +16,14 @@ from typing import Any
 
 from local_memory_shared.config import load_settings
 from local_memory_shared.contract import SEARCH_HTTP_PORT, SEARCH_SERVER
+from local_memory_shared.heap import IdleTrim
 from local_memory_shared.mcp_adapter import build_mcp_server, run_server, transport_args
 from mcp.server import Server
 
 log = logging.getLogger(__name__)
+
+#: Hands the heap's free pages back to the OS once the server has been idle a moment (heap.py).
+IDLE_TRIM = IdleTrim()
 
 SERVER_NAME = SEARCH_SERVER
 INSTRUCTIONS = (
@@ -43,7 +47,9 @@ def build_server() -> Server[Any]:
     """The search MCP server (used by ``main`` and by in-process tests)."""
     from .tools import REGISTRY
 
-    return build_mcp_server(SERVER_NAME, server_version(), INSTRUCTIONS, REGISTRY, load_settings)
+    return build_mcp_server(
+        SERVER_NAME, server_version(), INSTRUCTIONS, REGISTRY, load_settings, after_call=IDLE_TRIM.touch
+    )
 
 
 def main(http: bool = False, port: int = SEARCH_HTTP_PORT, token: str | None = None) -> None:

@@ -49,6 +49,15 @@ ENV_VARS: dict[str, tuple[str, str]] = {
         "1: the search server loads the ONNX query model at start (first hybrid answer sooner); "
         "0: on the first semantic query (a keyword-only session never holds it, ~90-150 MB less).",
     ),
+    "LOCAL_MEMORY_COMPACT_QUERY_MODEL": (
+        "1",
+        "1: queries are encoded with the compact int8 copy of the ONNX model the indexer writes under "
+        "<data root>/models (about 65 MB less); 0: with the original model file.",
+    ),
+    "LOCAL_MEMORY_MALLOC_ARENAS": (
+        "2",
+        "glibc malloc arenas of a search process (0 = glibc's default, 8 per core); fewer hold less memory.",
+    ),
     "LOCAL_MEMORY_HTTP_TOKEN": ("—", "Bearer token the MCP servers require on --http (or pass --token)."),
     "LOCAL_MEMORY_HTTP_SESSION_IDLE_SECONDS": (
         str(DEFAULT_HTTP_SESSION_IDLE_SECONDS),
@@ -95,6 +104,20 @@ def http_session_idle_seconds() -> float:
     except ValueError:
         value = DEFAULT_HTTP_SESSION_IDLE_SECONDS
     return value if 0 < value < float("inf") else DEFAULT_HTTP_SESSION_IDLE_SECONDS
+
+
+def _non_negative_int(name: str, default: int) -> int:
+    """An integer setting ≥ 0, or InvalidArgument naming the variable."""
+    raw = _env(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise InvalidArgument(f"{name} must be a whole number ≥ 0, got {raw!r}", field=name)
+    return value
 
 
 def parse_lance_uri(raw: str | None) -> str | None:
@@ -166,6 +189,8 @@ class Settings:
     #: Object-store root of the LanceDB data (``LOCAL_MEMORY_LANCE_URI``), None = under data_root.
     lance_uri: str | None = None
     prewarm_encoder: bool = True
+    compact_query_model: bool = True
+    malloc_arenas: int = 2
 
 
 def load_settings() -> Settings:
@@ -187,6 +212,9 @@ def load_settings() -> Settings:
         lance_uri=parse_lance_uri(_env("LOCAL_MEMORY_LANCE_URI")),
         prewarm_encoder=(_env("LOCAL_MEMORY_PREWARM_ENCODER") or "1").strip().lower()
         not in ("0", "false", "no", "off"),
+        compact_query_model=(_env("LOCAL_MEMORY_COMPACT_QUERY_MODEL") or "1").strip().lower()
+        not in ("0", "false", "no", "off"),
+        malloc_arenas=_non_negative_int("LOCAL_MEMORY_MALLOC_ARENAS", 2),
     )
 
 

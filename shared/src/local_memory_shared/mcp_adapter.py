@@ -85,17 +85,32 @@ def mcp_tools(registry: ToolRegistry[Any]) -> list[MCPTool]:
 
 
 def build_mcp_server(
-    name: str, version: str, instructions: str, registry: ToolRegistry[Any], context: Callable[[], Any]
+    name: str,
+    version: str,
+    instructions: str,
+    registry: ToolRegistry[Any],
+    context: Callable[[], Any],
+    after_call: Callable[[], None] | None = None,
 ) -> Server[Any]:
-    """An MCP server publishing ``registry``; each call gets ``context()`` (settings, job manager…)."""
+    """An MCP server publishing ``registry``; each call gets ``context()`` (settings, job manager…).
+
+    ``after_call`` runs on the worker thread after every tool call (the search server's idle heap trim).
+    """
 
     async def on_list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
         return ListToolsResult(tools=mcp_tools(registry))
 
     async def on_call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
         # Tool bodies do blocking I/O: run them on a worker thread.
-        envelope = await anyio.to_thread.run_sync(registry.call, params.name, params.arguments, context)
+        envelope = await anyio.to_thread.run_sync(_call, params.name, params.arguments)
         return envelope_result(envelope)
+
+    def _call(tool: str, arguments: Any) -> dict[str, Any]:
+        try:
+            return registry.call(tool, arguments, context)
+        finally:
+            if after_call is not None:
+                after_call()
 
     def input_schema(tool: str) -> dict[str, Any] | None:
         spec = registry.specs.get(tool)

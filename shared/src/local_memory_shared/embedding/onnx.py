@@ -213,6 +213,7 @@ class _Loaded:
         from tokenizers import Tokenizer
 
         self.max_tokens = max_tokens or token_limit(files.config_dir)
+        self.model_file = files.model
         try:
             tokenizer = Tokenizer.from_file(str(files.tokenizer))
         except Exception as exc:  # tokenizers raises a bare Exception on malformed files
@@ -282,6 +283,7 @@ class OnnxEmbedder(Embedder):
         sort_by_length: bool = True,
         max_batch_tokens: int | None = DEFAULT_BATCH_TOKENS,
         low_memory: bool = True,
+        model_file: Path | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
@@ -289,6 +291,9 @@ class OnnxEmbedder(Embedder):
             raise ValueError("max_batch_tokens must be at least 1 (or None for no token bound)")
         # Fail fast on a wrong EMBED_MODEL; the expensive load still waits for first use.
         self._files = resolve_model_files(model)
+        #: A compact copy of the model's ONNX file to load instead (query_model.py); the original
+        #: is loaded when it is None or cannot be loaded.
+        self._model_file = model_file
         self.model = model if model == DEFAULT_MODEL else str(Path(model).expanduser().resolve())
         self.threads = threads or default_threads()
         self.batch_size = batch_size
@@ -305,12 +310,35 @@ class OnnxEmbedder(Embedder):
         """Build from registry arguments (EMBED_MODEL, EMBED_DIMENSION, LOCAL_MEMORY_EMBED_THREADS)."""
         return cls(model, threads=settings.embed_threads, expected_dimension=dimension)
 
+    @classmethod
+    def for_queries(cls, model: str, *, dimension: int | None, settings: Settings) -> OnnxEmbedder:
+        """The query encoder: the compact copy of the model the indexer wrote, when there is one.
+
+        ``LOCAL_MEMORY_COMPACT_QUERY_MODEL=0`` always loads the original file.
+        """
+        embedder = cls.from_config(model, dimension=dimension, settings=settings)
+        if settings.compact_query_model:
+            from .query_model import find_compact_model
+
+            embedder._model_file = find_compact_model(settings.data_root, embedder._files.model)
+        return embedder
+
+    @property
+    def source_model_file(self) -> Path:
+        """The model's own ONNX file (what a compact copy is derived from)."""
+        return self._files.model
+
+    @property
+    def model_file(self) -> Path:
+        """The ONNX file the session was loaded from (loads it on first use)."""
+        return self._load().model_file
+
     def _load(self) -> _Loaded:
         loaded = self._loaded
         if loaded is None:
             with self._lock:
                 if self._loaded is None:
-                    candidate = _Loaded(self._files, self.threads, self._max_tokens, self.low_memory)
+                    candidate = self._load_files()
                     if (
                         self._expected_dimension is not None
                         and candidate.dimension != self._expected_dimension
@@ -330,6 +358,15 @@ class OnnxEmbedder(Embedder):
                 loaded = self._loaded
         assert loaded is not None
         return loaded
+
+    def _load_files(self) -> _Loaded:
+        if self._model_file is not None:
+            files = OnnxModelFiles(self._model_file, self._files.tokenizer, self._files.config_dir)
+            try:
+                return _Loaded(files, self.threads, self._max_tokens, self.low_memory)
+            except EmbeddingError as exc:
+                logger.warning("Compact ONNX model unusable, loading the original: %s", exc.message)
+        return _Loaded(self._files, self.threads, self._max_tokens, self.low_memory)
 
     @property
     def dimension(self) -> int:
