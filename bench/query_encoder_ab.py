@@ -11,7 +11,6 @@ resident memory each session added when it loaded (fresh process per model)::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.common import emit
 from bench.search_startup import ROOT
 
 TEMPLATES = (
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         "cosine_mean": round(float(np.mean(cosines)), 5),
         "session_rss_mb": {"original": _session_rss(""), "compact": _session_rss(str(compact))},
     }
-    sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    emit(report)
     return 0
 
 

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import emit
 from bench.footprint import REPO, _queries, _rss_mb, unpack
 from bench.search_startup import ROOT, ensure_index
 
@@ -213,10 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         "search_process": _spawn(worker_args, None, args.data_root),
         "onnx_session_alone_rss_mb": _spawn(["_onnx"]),
     }
-    text = json.dumps(report, indent=2)
-    if args.out:
-        args.out.write_text(text + "\n")
-    sys.stdout.write(text + "\n")
+    emit(report, args.out)
     return 0
 
 
