@@ -275,7 +275,7 @@ class StandInEmbedder(Embedder):
         self.real.close()
 
 
-def stand_in_index() -> int:
+def stand_in_index(project: Path = PROJECT, record: bool = True) -> int:
     """``index`` with :class:`StandInEmbedder` (run as its own process by ``build --stand-in``)."""
     from local_memory_indexer.pipeline import index_project
     from local_memory_shared.config import load_settings
@@ -283,11 +283,66 @@ def stand_in_index() -> int:
 
     settings = load_settings()
     embedder = StandInEmbedder(embedder_from_settings(settings))
-    summary = index_project(PROJECT, settings=settings, embedder=embedder)
+    summary = index_project(project, settings=settings, embedder=embedder)
+    print(json.dumps(summary.to_dict()))
+    if not record:
+        return 0
     previous = json.loads(STAND_IN_FILE.read_text()) if STAND_IN_FILE.is_file() else {"vectors": 0}
     STAND_IN_FILE.write_text(json.dumps({"vectors": previous["vectors"] + embedder.count}))
-    print(json.dumps(summary.to_dict()))
     return 0
+
+
+def rss_ab(before: str, parts: list[str], rounds: int) -> dict[str, Any]:
+    """Peak RSS of a first index of ``parts`` (every vector through the pending path, stand-ins),
+    this checkout against git ref ``before``, interleaved ``rounds`` times, each in a fresh data root."""
+    from bench.first_answer import export_ref
+
+    project = CACHE / ("ab-" + "+".join(p.replace("/", "_") for p in parts))
+    if not project.is_dir():
+        for part in parts:
+            shutil.copytree(PROJECT / part, project / part, copy_function=_link_or_copy, symlinks=True)
+    old_tree = export_ref(before)
+    sides = {
+        "before": [str(old_tree / d / "src") for d in ("shared", "indexer", "search")],
+        "after": [str(REPO / d / "src") for d in ("shared", "indexer", "search")],
+    }
+    out: dict[str, Any] = {"before": before, "parts": parts, "runs": []}
+    for r in range(rounds):
+        for side, paths in sides.items():
+            root = CACHE / "ab-data" / side
+            shutil.rmtree(root, ignore_errors=True)
+            env = {
+                **os.environ,
+                "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(root),
+                "PYTHONPATH": os.pathsep.join([*paths, str(REPO)]),
+            }
+            bump = max(0, 10 - os.nice(0))
+            cmd = ["nice", "-n", str(bump), "/usr/bin/time", "-v", sys.executable, "-m", "bench.real100k"]
+            cmd += ["_stand_in_index", "--project", str(project)]
+            started = time.perf_counter()
+            with tempfile.TemporaryFile("w+") as so, tempfile.TemporaryFile("w+") as se:
+                popen = subprocess.Popen(cmd, env=env, stdout=so, stderr=se, text=True)
+                timeline = _sample_rss(popen, started)
+                so.seek(0)
+                se.seek(0)
+                stdout, stderr = so.read(), se.read()
+            if popen.returncode:
+                raise RuntimeError(f"{side} failed: {stderr[-1500:]}")
+            rss = next(int(line.split(": ")[1]) for line in stderr.splitlines() if "Maximum resident" in line)
+            summary = json.loads(stdout[stdout.index("{") :])
+            out["runs"].append(
+                {
+                    "round": r,
+                    "side": side,
+                    "peak_rss_mb": rss // 1024,
+                    "wall_s": round(time.perf_counter() - started, 1),
+                    "chunks": summary.get("chunks_total"),
+                    "seconds": summary.get("seconds"),
+                    "rss_timeline_mb": timeline,
+                }
+            )
+            print(side, r, out["runs"][-1]["peak_rss_mb"], "MB", out["runs"][-1]["wall_s"], "s", flush=True)
+    return out
 
 
 def composition_counts() -> dict[str, Any]:
@@ -626,7 +681,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="vectors no seed covers come from StandInEmbedder (counted in stand_in.json), not the model",
     )
-    sub.add_parser("_stand_in_index", help=argparse.SUPPRESS)
+    hidden = sub.add_parser("_stand_in_index", help=argparse.SUPPRESS)
+    hidden.add_argument("--project", type=Path, default=None)
+    ab = sub.add_parser("rss-ab", help="indexer peak RSS, this checkout vs a git ref, on part of the project")
+    ab.add_argument("--before", default="main")
+    ab.add_argument("--parts", default="semble/laravel-framework,semble/abseil-cpp")
+    ab.add_argument("--rounds", type=int, default=1)
     measure = sub.add_parser(
         "measure", help="latency, RSS, no-change re-index and isolation on the built project"
     )
@@ -648,7 +708,10 @@ def main(argv: list[str] | None = None) -> int:
             f"embed rate {result.get('embedded_chunks_per_s')} chunks/s -> {out}"
         )
     elif ns.step == "_stand_in_index":
-        return stand_in_index()
+        return stand_in_index(ns.project or PROJECT, record=ns.project is None)
+    elif ns.step == "rss-ab":
+        result = rss_ab(ns.before, ns.parts.split(","), ns.rounds)
+        print(f"-> {_save('rss-ab', result)}")
     else:
         result = cmd_measure(ns)
         print(json.dumps(result, indent=1))

@@ -40,6 +40,21 @@ ANN_MIN_ROWS = 20_000
 KEEP_VERSIONS_FOR = timedelta(minutes=10)
 #: Lance's own default would prune on optimize; we prune only after publishing (``prune``).
 _NO_CLEANUP = timedelta(days=3650)
+#: Bounds of the writer's LanceDB session. Lance's defaults (a 6 GiB index cache and a 1 GiB
+#: metadata cache) let one long run keep the manifests and index pages of every version it
+#: writes (hundreds on a 100k-chunk first index); a writer re-reads little, so small caches cost
+#: it almost nothing.
+WRITER_INDEX_CACHE_BYTES = 64 * 2**20
+WRITER_METADATA_CACHE_BYTES = 16 * 2**20
+
+
+def writer_session() -> Any:
+    """A size-bounded LanceDB session for one ``ChunkStore`` (one index run)."""
+    import lancedb
+
+    return lancedb.Session(
+        index_cache_size_bytes=WRITER_INDEX_CACHE_BYTES, metadata_cache_size_bytes=WRITER_METADATA_CACHE_BYTES
+    )
 
 
 def _sql_str(value: str) -> str:
@@ -62,7 +77,9 @@ class ChunkStore:
         try:
             # Local: the database itself; remote: the marker the rebuild bookkeeping lists.
             location.local.mkdir(parents=True, exist_ok=True)
-            self.db = location.connect()
+            #: Size-bounded caches (see ``writer_session``); ``session.size_bytes`` is what they hold.
+            self.session = writer_session()
+            self.db = location.connect(session=self.session)
             if CHUNKS_TABLE in self.db.list_tables().tables:
                 self.table = self.db.open_table(CHUNKS_TABLE)
             else:
