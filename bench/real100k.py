@@ -345,6 +345,44 @@ def rss_ab(before: str, parts: list[str], rounds: int) -> dict[str, Any]:
     return out
 
 
+def reindex_ab(before: str, runs: int) -> dict[str, Any]:
+    """No-change ``index`` of the built project, this checkout vs git ref ``before``, alternating."""
+    from bench.first_answer import export_ref
+
+    old_tree = export_ref(before)
+    sides = {
+        "before": [str(old_tree / d / "src") for d in ("shared", "indexer", "search")],
+        "after": [str(REPO / d / "src") for d in ("shared", "indexer", "search")],
+    }
+    out: dict[str, Any] = {"before": before, "runs": []}
+    for r in range(runs):
+        for side, paths in sides.items():
+            env = {**_env(), "PYTHONPATH": os.pathsep.join([*paths, str(REPO)])}
+            cmd = [sys.executable, "-m", "local_memory_indexer.cli", "index", str(PROJECT), "--json"]
+            started = time.perf_counter()
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+            wall = time.perf_counter() - started
+            if proc.returncode:
+                raise RuntimeError(f"{side} failed: {proc.stderr[-1500:]}")
+            summary = json.loads(proc.stdout[proc.stdout.index("{") :])
+            if isinstance(summary, list):
+                summary = summary[0]
+            out["runs"].append(
+                {
+                    "round": r,
+                    "side": side,
+                    "wall_s": round(wall, 2),
+                    "seconds": summary.get("seconds"),
+                    "files_parsed": summary.get("files_parsed"),
+                }
+            )
+            print(side, r, round(wall, 2), summary.get("seconds"), flush=True)
+    for side in sides:
+        walls = sorted(x["wall_s"] for x in out["runs"] if x["side"] == side)
+        out[f"{side}_median_wall_s"] = walls[len(walls) // 2]
+    return out
+
+
 def composition_counts() -> dict[str, Any]:
     """Files and chunks per top-level part and language, from the state DB (read-only)."""
     conn = sqlite3.connect(f"file:{state_db()}?mode=ro", uri=True)
@@ -687,6 +725,9 @@ def main(argv: list[str] | None = None) -> int:
     ab.add_argument("--before", default="main")
     ab.add_argument("--parts", default="semble/laravel-framework,semble/abseil-cpp")
     ab.add_argument("--rounds", type=int, default=1)
+    rab = sub.add_parser("reindex-ab", help="no-change re-index wall time, this checkout vs a git ref")
+    rab.add_argument("--before", default="main")
+    rab.add_argument("--runs", type=int, default=3)
     measure = sub.add_parser(
         "measure", help="latency, RSS, no-change re-index and isolation on the built project"
     )
@@ -709,6 +750,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     elif ns.step == "_stand_in_index":
         return stand_in_index(ns.project or PROJECT, record=ns.project is None)
+    elif ns.step == "reindex-ab":
+        result = reindex_ab(ns.before, ns.runs)
+        print(f"-> {_save('reindex-ab', result)}")
     elif ns.step == "rss-ab":
         result = rss_ab(ns.before, ns.parts.split(","), ns.rounds)
         print(f"-> {_save('rss-ab', result)}")
