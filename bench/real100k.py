@@ -169,6 +169,14 @@ _TIME_FIELDS = {
 }
 
 
+def _summary(stdout: str) -> dict[str, Any]:
+    """The index summary from ``--json`` output (the CLI wraps it in an envelope's ``data``)."""
+    data = json.loads(stdout[stdout.index("{") :])
+    data = data[0] if isinstance(data, list) else data
+    inner = data.get("data", data)
+    return dict(inner[0] if isinstance(inner, list) else inner)
+
+
 def _sample_rss(popen: subprocess.Popen[str], started: float, every: float = 1.0) -> list[tuple[float, int]]:
     """``(seconds, MB)`` of the indexer process (the child of ``time``) while it runs, changes only."""
     import psutil
@@ -364,9 +372,7 @@ def reindex_ab(before: str, runs: int) -> dict[str, Any]:
             wall = time.perf_counter() - started
             if proc.returncode:
                 raise RuntimeError(f"{side} failed: {proc.stderr[-1500:]}")
-            summary = json.loads(proc.stdout[proc.stdout.index("{") :])
-            if isinstance(summary, list):
-                summary = summary[0]
+            summary = _summary(proc.stdout)
             out["runs"].append(
                 {
                     "round": r,
@@ -574,9 +580,7 @@ def measure_isolation(
                 busy, f_busy = _busy(proc, queries, writer, n_idle)
                 out_text, _ = writer.communicate(timeout=1800)
             seconds = time.perf_counter() - t0
-            summary = json.loads(out_text[out_text.index("{") :]) if "{" in out_text else {}
-            if isinstance(summary, list):
-                summary = summary[0]
+            summary = _summary(out_text) if "{" in out_text else {}
             idle_all += idle
             busy_all += busy
             failures += f_idle + f_busy
