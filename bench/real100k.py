@@ -389,6 +389,29 @@ def reindex_ab(before: str, runs: int) -> dict[str, Any]:
     return out
 
 
+def retrain_vector() -> dict[str, Any]:
+    """Retrain the published project's vector index with this checkout's ``ChunkStore`` and publish it."""
+    from local_memory_indexer.pipeline import writer_lock
+    from local_memory_indexer.state_db import open_state_rw
+    from local_memory_indexer.state_writer import StateWriter
+    from local_memory_indexer.store import ChunkStore
+    from local_memory_shared.lance_location import lance_location
+    from local_memory_shared.paths import project_paths
+
+    paths = project_paths(DATA, PROJECT)
+    started = time.perf_counter()
+    with writer_lock(paths):
+        conn = open_state_rw(paths.state_db)
+        try:
+            main = StateWriter(conn, str(paths.project_path), paths.key)
+            store = ChunkStore(lance_location(paths.dir, main.lance_name(), None), 384)
+            store.refresh_indices(full=False, rebuild=["vector"])
+            main.publish(store.version, finished=True)
+        finally:
+            conn.close()
+    return {"seconds": round(time.perf_counter() - started, 1), "version": store.version}
+
+
 def composition_counts() -> dict[str, Any]:
     """Files and chunks per top-level part and language, from the state DB (read-only)."""
     conn = sqlite3.connect(f"file:{state_db()}?mode=ro", uri=True)
@@ -621,29 +644,28 @@ def ivf_check() -> dict[str, Any]:
     """The published vector index's parameters and IVF partition sizes (empty partitions counted)."""
     import lance
 
+    os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")  # sizes only, not 316x384 floats
     dataset = lance.dataset(str(state_db().parent / "lance" / "chunks.lance"))
     out: dict[str, Any] = {"rows": dataset.count_rows()}
     for idx in dataset.list_indices():
         stats = dataset.stats.index_stats(idx["name"]) if hasattr(dataset, "stats") else None
         stats = stats or json.loads(dataset.index_statistics(idx["name"]))
         entry: dict[str, Any] = {"type": stats.get("index_type"), "fields": idx.get("fields")}
+        segments = []
         for sub in stats.get("indices", []):
-            parts = [p.get("size", 0) for p in sub.get("partitions", [])]
+            parts = sorted(p.get("size", 0) for p in sub.get("partitions", []))
             if parts:
-                ordered = sorted(parts)
-                entry.update(
+                segments.append(
                     {
                         "num_partitions": len(parts),
                         "empty_partitions": sum(1 for p in parts if p == 0),
-                        "partition_rows_min_median_max": [
-                            ordered[0],
-                            ordered[len(ordered) // 2],
-                            ordered[-1],
-                        ],
+                        "partition_rows_min_median_max": [parts[0], parts[len(parts) // 2], parts[-1]],
                         "sub_index": sub.get("sub_index"),
                         "metric": sub.get("metric_type"),
                     }
                 )
+        if segments:
+            entry["segments"] = segments
         entry["num_indexed_rows"] = stats.get("num_indexed_rows")
         entry["num_unindexed_rows"] = stats.get("num_unindexed_rows")
         out[idx["name"]] = entry
@@ -729,6 +751,7 @@ def main(argv: list[str] | None = None) -> int:
     ab.add_argument("--before", default="main")
     ab.add_argument("--parts", default="semble/laravel-framework,semble/abseil-cpp")
     ab.add_argument("--rounds", type=int, default=1)
+    sub.add_parser("retrain-vector", help="retrain the vector index with this checkout's store code")
     rab = sub.add_parser("reindex-ab", help="no-change re-index wall time, this checkout vs a git ref")
     rab.add_argument("--before", default="main")
     rab.add_argument("--runs", type=int, default=3)
@@ -754,6 +777,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     elif ns.step == "_stand_in_index":
         return stand_in_index(ns.project or PROJECT, record=ns.project is None)
+    elif ns.step == "retrain-vector":
+        print(json.dumps(retrain_vector()))
     elif ns.step == "reindex-ab":
         result = reindex_ab(ns.before, ns.runs)
         print(f"-> {_save('reindex-ab', result)}")
