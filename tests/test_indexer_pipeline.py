@@ -330,3 +330,33 @@ def test_incremental_on_a_real_git_repository(env: Path, onnx: Embedder) -> None
     rows = lance_rows(project, second.published_version)
     assert {r["file_path"] for r in rows if r["language"] == "typescript"} == {"web/database.ts"}
     assert not any(r["file_path"] in ("notes.txt", "web/connect.ts") for r in mirror(project))
+
+
+def test_a_no_change_run_reads_no_file_content(
+    env: Path, onnx: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Discovery trusts files whose size and mtime match their row: a stat walk, no content read."""
+    from local_memory_shared import discovery as shared_discovery
+
+    project = make_project(env / "proj")
+    index_project(project, embedder=onnx)
+    real = shared_discovery.content_verdict
+    read: list[str] = []
+
+    def counting(path: Path, max_bytes: int) -> str | None:
+        read.append(path.name)
+        return real(path, max_bytes)
+
+    monkeypatch.setattr(shared_discovery, "content_verdict", counting)
+    again = index_project(project, embedder=onnx)
+    assert again.files_unchanged == len(FILES) and read == []
+
+    client = project / "app/client.py"
+    client.write_text(
+        client.read_text() + "\n\nAPI_KEY = 'AKIAABCDEFGHIJKLMNOP'\n"
+    )  # now a secret by content
+    third = index_project(project, embedder=onnx)
+    assert read == ["client.py"]  # the changed file is read (and judged) again
+    assert third.files_skipped.get("secret_content") == 1 and third.files_deleted == 1
+    full = index_project(project, embedder=onnx, full=True)
+    assert full.files_unchanged == 0 and len(read) == 1 + len(FILES)  # --full trusts nothing: all read

@@ -6,6 +6,7 @@ with the same function); this module only adds the language of each file.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from local_memory_shared.discovery import (
@@ -37,8 +38,22 @@ __all__ = [
 ]
 
 
-def discover(root: Path, *, max_file_bytes: int, skip_secrets: bool = True) -> Discovery:
-    """Walk ``root`` with the shared rules; each file carries its tree-sitter language tag."""
+def discover(
+    root: Path,
+    *,
+    max_file_bytes: int,
+    skip_secrets: bool = True,
+    trusted: Mapping[str, tuple[int, float]] | None = None,
+) -> Discovery:
+    """Walk ``root`` with the shared rules; each file carries its tree-sitter language tag.
+
+    ``trusted``: paths with the (size, mtime) they had when last indexed; such files skip the
+    content read (binary, minified and secret-content checks were passed on that content).
+    """
     return _discover(
-        root, max_file_bytes=max_file_bytes, skip_secrets=skip_secrets, language_for=language_for_path
+        root,
+        max_file_bytes=max_file_bytes,
+        skip_secrets=skip_secrets,
+        language_for=language_for_path,
+        trusted=trusted,
     )

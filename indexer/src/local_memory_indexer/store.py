@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lancedb.index import FTS
+from lancedb.index import FTS, IvfPq
 from local_memory_shared.errors import StoreError
 from local_memory_shared.lance_location import LanceLocation
 from local_memory_shared.schema import (
@@ -35,11 +35,29 @@ log = logging.getLogger(__name__)
 
 #: Below this many rows a flat vector scan is exact and fast; above it we build IVF_PQ.
 ANN_MIN_ROWS = 20_000
+#: Delta segments the vector index may gather (one per run that adds vectors) before it is
+#: retrained; each segment is searched with the same probes, so a query pays for every one.
+MAX_VECTOR_SEGMENTS = 8
 #: A superseded version is kept this long after a newer one was published, so a searcher that
 #: opened it just before (one tool call) keeps working.
 KEEP_VERSIONS_FOR = timedelta(minutes=10)
 #: Lance's own default would prune on optimize; we prune only after publishing (``prune``).
 _NO_CLEANUP = timedelta(days=3650)
+#: Bounds of the writer's LanceDB session. Lance's defaults (a 6 GiB index cache and a 1 GiB
+#: metadata cache) let one long run keep the manifests and index pages of every version it
+#: writes (hundreds on a 100k-chunk first index); a writer re-reads little, so small caches cost
+#: it almost nothing.
+WRITER_INDEX_CACHE_BYTES = 64 * 2**20
+WRITER_METADATA_CACHE_BYTES = 16 * 2**20
+
+
+def writer_session() -> Any:
+    """A size-bounded LanceDB session for one ``ChunkStore`` (one index run)."""
+    import lancedb
+
+    return lancedb.Session(
+        index_cache_size_bytes=WRITER_INDEX_CACHE_BYTES, metadata_cache_size_bytes=WRITER_METADATA_CACHE_BYTES
+    )
 
 
 def _sql_str(value: str) -> str:
@@ -62,7 +80,9 @@ class ChunkStore:
         try:
             # Local: the database itself; remote: the marker the rebuild bookkeeping lists.
             location.local.mkdir(parents=True, exist_ok=True)
-            self.db = location.connect()
+            #: Size-bounded caches (see ``writer_session``); ``session.size_bytes`` is what they hold.
+            self.session = writer_session()
+            self.db = location.connect(session=self.session)
             if CHUNKS_TABLE in self.db.list_tables().tables:
                 self.table = self.db.open_table(CHUNKS_TABLE)
             else:
@@ -175,18 +195,23 @@ class ChunkStore:
                 return
             if rows and (new_fts or not self.has_fts_index()):
                 self._create_fts()
-            if rows >= ANN_MIN_ROWS and (full or "vector" in rebuild or not self.has_vector_index()):
+            if rows >= ANN_MIN_ROWS and (
+                full
+                or "vector" in rebuild
+                or not self.has_vector_index()
+                or self.vector_segments() > MAX_VECTOR_SEGMENTS
+            ):
                 self.table.create_index(
-                    metric="cosine",
-                    vector_column_name=VECTOR_COLUMN,
-                    index_type="IVF_PQ",
-                    num_partitions=max(
-                        16, min(int(math.sqrt(rows)), rows // 256)
-                    ),  # LanceDB trains ~256 rows/partition
-                    num_sub_vectors=_sub_vectors(self.dimension),
+                    VECTOR_COLUMN,
+                    config=IvfPq(
+                        distance_type="cosine",
+                        # LanceDB trains ~256 rows/partition
+                        num_partitions=max(16, min(int(math.sqrt(rows)), rows // 256)),
+                        num_sub_vectors=_sub_vectors(self.dimension),
+                    ),
                     replace=True,
                 )
-            self.table.optimize(cleanup_older_than=_NO_CLEANUP)
+            self._fold(vector=True)
         except Exception as exc:
             raise StoreError(f"LanceDB index maintenance failed: {exc}") from exc
 
@@ -199,12 +224,35 @@ class ChunkStore:
 
     def _fold_fts(self) -> None:
         """Compact and fold new rows into the FTS index only (never the vector index)."""
-        names = [idx.name for idx in self.table.list_indices() if FTS_COLUMN in idx.columns]
+        self._fold(vector=False)
+
+    def _fold(self, *, vector: bool) -> None:
+        """Compact the files, fold new rows into the FTS index and (``vector``) the vector index.
+
+        New vectors go into a delta segment that reuses the trained centroids
+        (``num_indices_to_merge=0``), never into a merge: Lance's merge (what ``table.optimize()``
+        does) re-partitions the IVF index to its own target size, which turned the 316 trained
+        partitions of a 100k-row index into 4 (every query then scans every PQ code). Segments
+        are bounded by retraining (``MAX_VECTOR_SEGMENTS``, in ``refresh_indices``).
+        """
+        indices = list(self.table.list_indices())
+        fts = [idx.name for idx in indices if FTS_COLUMN in idx.columns]
+        vec = [idx.name for idx in indices if VECTOR_COLUMN in idx.columns]
         dataset = self.table.to_lance()
         dataset.optimize.compact_files()
-        if names:
-            dataset.optimize.optimize_indices(index_names=names)
+        if fts:
+            dataset.optimize.optimize_indices(index_names=fts)
+        if vector and vec:
+            dataset.optimize.optimize_indices(index_names=vec, num_indices_to_merge=0)
         self.table.checkout_latest()  # see the dataset-level writes above
+
+    def vector_segments(self) -> int:
+        """How many segments (the trained index plus deltas) the vector index has."""
+        return sum(
+            len(idx.segments)
+            for idx in self.table.to_lance().describe_indices()
+            if VECTOR_COLUMN in idx.field_names
+        )
 
     def broken_indices(self) -> list[str]:
         """Indices that are listed but cannot answer a query (their files deleted or damaged)."""
