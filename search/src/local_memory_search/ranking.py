@@ -48,8 +48,8 @@ class RankingKnobs:
     symbol_alpha_shift: float = 0.0
     name_prefix: float = 4.0
     doc_prior: float = 0.5
-    prose_alpha_shift: float = 0.0
-    confidence_exponent: float = 2.0
+    prose_alpha_shift: float = 0.1
+    confidence_exponent: float = 0.5
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
