@@ -33,7 +33,7 @@ def run(tools: list[str]) -> dict[str, Any]:
         if not project.is_dir():
             files = {f"corpus/f{idx:05d}.py": code + "\n" for idx, code in functions.items()}
             quality._write_tree(project, files)
-            harness.index(project, settings, full=True)
+        harness.index(project, settings)  # builds a missing index; an up-to-date one is a no-op
         for tool in tools:
             hits_of = [harness.search(tool, project, q.text, depth=100)[0] for q in queries]
             ranks = [

@@ -25,23 +25,10 @@ def stamp_of(ddl: str) -> int:
     return int(hashlib.sha256(ddl.encode()).hexdigest()[:7], 16)
 
 
-TEXT_VERSION_COLUMN = (
-    "    updated_at     TEXT NOT NULL,\n"
-    "    text_version   INTEGER NOT NULL DEFAULT 0  -- the indexer's CHUNK_TEXT_VERSION the rows were composed with\n"
-)
-
-
-def before_text_version() -> str:
-    """The DDL of the build before ``index_meta.text_version``, rebuilt from today's text."""
-    assert TEXT_VERSION_COLUMN in STATE_DDL
-    return STATE_DDL.replace(TEXT_VERSION_COLUMN, "    updated_at     TEXT NOT NULL\n")
-
-
 def previous_ddl() -> str:
     """The DDL of the build before two-phase publication, rebuilt from today's text."""
-    ddl = before_text_version()
-    assert PENDING_COLUMN in ddl and PENDING_INDEX in ddl
-    return ddl.replace(PENDING_COLUMN, "    chunk_count  INTEGER NOT NULL\n").replace(PENDING_INDEX, "")
+    assert PENDING_COLUMN in STATE_DDL and PENDING_INDEX in STATE_DDL
+    return STATE_DDL.replace(PENDING_COLUMN, "    chunk_count  INTEGER NOT NULL\n").replace(PENDING_INDEX, "")
 
 
 def write_old_db(path: Path, ddl: str) -> None:
@@ -58,26 +45,6 @@ def write_old_db(path: Path, ddl: str) -> None:
 
 def test_the_upgrade_key_is_the_stamp_of_the_previous_ddl() -> None:
     assert stamp_of(previous_ddl()) in UPGRADES
-    assert stamp_of(before_text_version()) in UPGRADES
-
-
-@pytest.mark.parametrize("ddl", [before_text_version, previous_ddl])
-def test_an_older_db_gets_text_version_zero_so_its_rows_are_rechunked(tmp_path: Path, ddl) -> None:
-    db = tmp_path / "state.db"
-    write_old_db(db, ddl())
-    conn = sqlite3.connect(db)
-    conn.execute(
-        "INSERT INTO index_meta (project_path, backend, model, dimension, schema_version, created_at, "
-        "updated_at) VALUES ('/p', 'onnx', 'm', 384, 1, 'now', 'now')"
-    )
-    conn.commit()
-    conn.close()
-    conn = open_state_rw(db)
-    try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == STATE_DDL_STAMP
-        assert conn.execute("SELECT text_version FROM index_meta").fetchone()[0] == 0
-    finally:
-        conn.close()
 
 
 def test_a_db_of_the_previous_build_is_upgraded_in_place_and_keeps_its_rows(tmp_path: Path) -> None:

@@ -166,12 +166,6 @@ def git_head(root: Path) -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
-#: The build of the text composed for the legs (``fts_text``, ``embed_text``). Bump it when either
-#: changes: an index whose ``index_meta.text_version`` differs is re-chunked on its next run (every
-#: file, in place; vectors of unchanged embedded text come from the cache). 1: path in the
-#: embedded text.
-CHUNK_TEXT_VERSION = 1
-
 _CAMEL = re.compile(r"[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*")
 _CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
@@ -194,19 +188,16 @@ def fts_text(file_path: str, symbol_name: str, summary: str, text: str) -> str:
 
 
 def embed_text(chunk: Mapping[str, Any] | ChunkRecord) -> str:
-    """What the embedding model sees for a chunk: its relative path, its qualified symbol, the code.
+    """What the embedding model sees for a chunk: its qualified symbol, then the code.
 
-    The path names what the code is about where the code itself does not (``command.rb`` for a
-    method ``invoke``): on the semble benchmark's rails and trpc it lifts ``search_hybrid`` from
-    0.743 / 0.710 to 0.810 / 0.771 (README, fusion section). The price: the vector cache is keyed
-    by this text, so a moved file is embedded again.
+    The path stays out on purpose: the cache is keyed by this text, so code that moves to
+    another file is never embedded again (path words still reach BM25 through ``fts_text``).
     """
     if isinstance(chunk, ChunkRecord):
-        path, symbol, text = chunk.file_path, chunk.symbol_name, chunk.text
+        symbol, text = chunk.symbol_name, chunk.text
     else:
-        path, symbol, text = chunk.get("file_path", ""), chunk["symbol_name"], chunk["text"]
-    head = "\n".join(part for part in (path, symbol) if part)
-    return f"{head}\n{text}" if head else text
+        symbol, text = chunk["symbol_name"], chunk["text"]
+    return f"{symbol}\n{text}" if symbol else text
 
 
 def _sha(data: bytes) -> str:
@@ -542,8 +533,7 @@ class _Run:
             found = discover(self.paths.project_path, max_file_bytes=self.settings.max_file_bytes)
             summary.files_skipped = dict(sorted(found.skipped.items()))
             summary.files_seen = len(found.files)
-            stale_text = self.state.text_version() != CHUNK_TEXT_VERSION
-            plan = self._plan(found.files, full, drift.files, summary, rechunk=stale_text)
+            plan = self._plan(found.files, full, drift.files, summary)
         summary.files_deleted = len(plan.deleted)
         self._write_batches(plan, store, commit, summary, timer)
         if plan.deleted or plan.adds_files:
@@ -563,8 +553,6 @@ class _Run:
             store.refresh_indices(full=full, rebuild=broken, fts_fresh=bool(pending))
             self.state.publish(store.version, finished=True, commit=commit)
             self._prune(store)
-        if stale_text:
-            self.state.set_text_version(CHUNK_TEXT_VERSION)
 
     def _write_batches(
         self, plan: Plan, store: ChunkStore, commit: str, summary: IndexSummary, timer: _Timer
@@ -632,15 +620,12 @@ class _Run:
                     self.progress.chunks(base + n, total)
                     self._check_cancel()
 
-                texts = [
-                    embed_text({"file_path": path, "symbol_name": symbol, "text": text})
-                    for _, path, symbol, text in inputs
-                ]
+                texts = [embed_text({"symbol_name": symbol, "text": text}) for _, symbol, text in inputs]
                 outcome = self.cache.embed(texts, on_progress)
                 summary.chunks_embedded += outcome.embedded
                 summary.chunks_reused += outcome.reused
             with timer.phase("write"):
-                store.set_vectors([row[0] for row in inputs], outcome.vectors)
+                store.set_vectors([cid for cid, _, _ in inputs], outcome.vectors)
                 done += len(inputs)
                 since_fold += len(inputs)
                 if since_fold >= FOLD_EVERY_ROWS and done < total:
@@ -655,15 +640,8 @@ class _Run:
             store.prune(floor)
 
     def _plan(
-        self,
-        files: list[SourceFile],
-        full: bool,
-        drift: frozenset[str],
-        summary: IndexSummary,
-        *,
-        rechunk: bool = False,
+        self, files: list[SourceFile], full: bool, drift: frozenset[str], summary: IndexSummary
     ) -> Plan:
-        """What to (re-)index; ``rechunk``: every file, its rows were composed by another text build."""
         known = self.state.known_files()
         changed: list[FileChange] = []
         touched: list[tuple[float, str]] = []
@@ -671,7 +649,7 @@ class _Run:
             row = known.get(f.path)
             if full or f.path in drift:
                 row = None  # not trusted: re-read and re-hash
-            if row is not None and not rechunk and row["size"] == f.size and row["mtime"] == f.mtime:
+            if row is not None and row["size"] == f.size and row["mtime"] == f.mtime:
                 summary.files_unchanged += 1
                 continue
             try:
@@ -681,7 +659,7 @@ class _Run:
                 summary.errors.append(f"{f.path}: {exc}")
                 continue
             digest = _sha(data)
-            if row is not None and not rechunk and row["content_hash"] == digest:
+            if row is not None and row["content_hash"] == digest:
                 summary.files_unchanged += 1
                 touched.append((f.mtime, f.path))
                 continue

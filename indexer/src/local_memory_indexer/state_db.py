@@ -28,16 +28,12 @@ STATE_DDL_STAMP = int(hashlib.sha256(STATE_DDL.encode()).hexdigest()[:7], 16)
 #: In-place upgrades of a state DB written by an earlier schema build: the earlier build's stamp →
 #: the statements that bring it to this one. Only additive changes belong here (a new column with
 #: a default, a new index); anything else is refused with the ``--rebuild`` advice.
-_TEXT_VERSION_COLUMN = "ALTER TABLE index_meta ADD COLUMN text_version INTEGER NOT NULL DEFAULT 0;\n"
 UPGRADES: dict[int, str] = {
     # Two-phase publication (keyword rows before vectors): files.vectors_pending and its index.
     198612326: (
         "ALTER TABLE files ADD COLUMN vectors_pending INTEGER NOT NULL DEFAULT 0;\n"
         "CREATE INDEX IF NOT EXISTS files_vectors_pending ON files(path) WHERE vectors_pending = 1;\n"
-        + _TEXT_VERSION_COLUMN
     ),
-    # index_meta.text_version: rows composed by an older chunk-text build are re-chunked.
-    118973948: _TEXT_VERSION_COLUMN,
 }
 
 

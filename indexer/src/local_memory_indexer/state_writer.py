@@ -95,20 +95,6 @@ class StateWriter:
                 (self.project, backend, model, dimension, SCHEMA_VERSION, now, now),
             )
 
-    def text_version(self) -> int:
-        """The chunk-text build (``pipeline.CHUNK_TEXT_VERSION``) the indexed rows were composed with."""
-        row = self.conn.execute(
-            "SELECT text_version FROM index_meta WHERE project_path = ?", (self.project,)
-        ).fetchone()
-        return int(row[0]) if row else 0
-
-    def set_text_version(self, version: int) -> None:
-        """Record that every indexed row is now composed by chunk-text build ``version``."""
-        with self.txn():
-            self.conn.execute(
-                "UPDATE index_meta SET text_version = ? WHERE project_path = ?", (version, self.project)
-            )
-
     def last_run(self) -> RunRecord | None:
         """The journal's newest run (read before ``begin_run`` to learn how the last one ended)."""
         return read_last_run(self.conn)
@@ -211,10 +197,10 @@ class StateWriter:
         ).fetchall()
         return [(str(r[0]), int(r[1])) for r in rows]
 
-    def embed_inputs(self, file_paths: Sequence[str]) -> list[tuple[str, str, str, str]]:
-        """``(chunk_id, file_path, symbol_name, text)`` of the files' mirror rows, what the embedder needs."""
-        sql = "SELECT chunk_id, file_path, symbol_name, text FROM chunks WHERE file_path IN ({marks})"
-        return [(r[0], r[1], r[2] or "", r[3]) for r in self.in_batches(sql, file_paths)]
+    def embed_inputs(self, file_paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        """``(chunk_id, symbol_name, text)`` of the files' mirror rows, what the embedder needs."""
+        sql = "SELECT chunk_id, symbol_name, text FROM chunks WHERE file_path IN ({marks})"
+        return [(r[0], r[1] or "", r[2]) for r in self.in_batches(sql, file_paths)]
 
     def publish_vectors(self, file_paths: Sequence[str], version: int) -> None:
         """Publish ``version``, whose rows of ``file_paths`` now carry vectors (one commit)."""

@@ -176,8 +176,7 @@ CREATE TABLE IF NOT EXISTS index_meta (
     dimension      INTEGER NOT NULL,
     schema_version INTEGER NOT NULL,
     created_at     TEXT NOT NULL,
-    updated_at     TEXT NOT NULL,
-    text_version   INTEGER NOT NULL DEFAULT 0  -- the indexer's CHUNK_TEXT_VERSION the rows were composed with
+    updated_at     TEXT NOT NULL
 );
 
 CREATE TABLE IF NOT EXISTS files (
