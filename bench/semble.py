@@ -330,7 +330,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-index", action="store_true", help="score the cached indexes as they are")
     ap.add_argument("--index-only", action="store_true")
     ap.add_argument(
-        "--rebuild", action="store_true", help="with --index-only: re-chunk every file (cached vectors reused)"
+        "--rebuild",
+        action="store_true",
+        help="with --index-only: re-chunk every file (cached vectors reused)",
     )
     ap.add_argument("--data", help=f"data root of the indexes (default {CACHE / 'data'})")
     ap.add_argument("--ablation", action="store_true", help="search_hybrid per ranking factor (no indexing)")
