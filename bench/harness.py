@@ -71,7 +71,12 @@ def shared_embedder(settings: Settings) -> Any:
 
 
 def index(
-    project: Path, settings: Settings, *, full: bool = False, fresh_embedder: bool = False
+    project: Path,
+    settings: Settings,
+    *,
+    full: bool = False,
+    fresh_embedder: bool = False,
+    rebuild: bool = False,
 ) -> dict[str, Any]:
     """Index ``project`` with the real pipeline; returns the IndexSummary as a dict.
 
@@ -83,7 +88,7 @@ def index(
 
     embedder = None if fresh_embedder else shared_embedder(settings)
     try:
-        summary = index_project(project, settings=settings, full=full, embedder=embedder)
+        summary = index_project(project, settings=settings, full=full, rebuild=rebuild, embedder=embedder)
     except ProvenanceMismatch as exc:
         log.warning("dropping the bench index of %s: %s", project.name, exc)
         shutil.rmtree(project_paths(settings.data_root, project).dir, ignore_errors=True)

@@ -35,6 +35,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "bench-data" / "semble"
 CACHE = ROOT / "bench" / "cache" / "semble"
+#: The data root the indexes live in (``--data`` points it elsewhere, e.g. an experiment's copy).
+DATA_ROOT = [CACHE / "data"]
 TOOLS = ("search_hybrid", "search_semantic", "search_keyword")
 CATEGORIES = ("architecture", "semantic", "symbol")
 
@@ -83,16 +85,17 @@ def project_root(repo: dict[str, Any], corpus: Path) -> Path:
     return corpus / root if root else corpus
 
 
-def index_repos(selected: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Index (or incrementally refresh) every selected corpus; returns name -> summary facts."""
+def index_repos(selected: list[dict[str, Any]], *, rebuild: bool = False) -> dict[str, dict[str, Any]]:
+    """Index (or incrementally refresh; ``rebuild``: re-chunk every file, reusing cached vectors)
+    every selected corpus; returns name -> summary facts."""
     from bench import harness
 
     out: dict[str, dict[str, Any]] = {}
-    with harness.data_root(CACHE / "data") as settings:
+    with harness.data_root(DATA_ROOT[0]) as settings:
         for repo in sorted(selected, key=lambda r: r["tar_gz_bytes"]):  # small first: early results
             project = project_root(repo, unpack(repo))
             started = time.perf_counter()
-            summary = harness.index(project, settings)
+            summary = harness.index(project, settings, rebuild=rebuild)
             out[repo["name"]] = {
                 "chunks": summary.get("chunks_total"),
                 "seconds": round(time.perf_counter() - started, 1),
@@ -226,7 +229,7 @@ def run(
         groups = {k: v for k, v in groups.items() if v}
     selected = [r for r in repos() if any(r["name"] in g for g in groups.values())]
     facts = index_repos(selected) if index else {}
-    os.environ["LOCAL_VECTOR_SEARCH_DATA_ROOT"] = str(CACHE / "data")
+    os.environ["LOCAL_VECTOR_SEARCH_DATA_ROOT"] = str(DATA_ROOT[0])
     out: dict[str, Any] = {"index": facts, "halves": {}}
     for name, group in groups.items():
         out["halves"][name] = {"repos": group, "tools": evaluate(group, list(tools or TOOLS))}
@@ -326,6 +329,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tools", default="hybrid,semantic,keyword")
     ap.add_argument("--no-index", action="store_true", help="score the cached indexes as they are")
     ap.add_argument("--index-only", action="store_true")
+    ap.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="with --index-only: re-chunk every file (cached vectors reused)",
+    )
+    ap.add_argument("--data", help=f"data root of the indexes (default {CACHE / 'data'})")
     ap.add_argument("--ablation", action="store_true", help="search_hybrid per ranking factor (no indexing)")
     ap.add_argument(
         "--sweep",
@@ -340,17 +349,19 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     os.environ.setdefault("EMBED_BACKEND", "onnx")
     tools = [f"search_{t.strip()}" for t in args.tools.split(",") if t.strip()]
+    if args.data:
+        DATA_ROOT[0] = Path(args.data).resolve()
     if args.index_only:
         split = halves()
         wanted = split[args.half] if args.half != "all" else split["tuning"] + split["reporting"]
         subset = {r for r in args.repos.split(",") if r}
         if subset:
             wanted = [name for name in wanted if name in subset]
-        index_repos([r for r in repos() if r["name"] in wanted])
+        index_repos([r for r in repos() if r["name"] in wanted], rebuild=args.rebuild)
         return 0
     only = [r for r in args.repos.split(",") if r]
     if args.ablation or args.sweep:
-        os.environ["LOCAL_VECTOR_SEARCH_DATA_ROOT"] = str(CACHE / "data")
+        os.environ["LOCAL_VECTOR_SEARCH_DATA_ROOT"] = str(DATA_ROOT[0])
         names = only or halves()[args.half if args.half != "all" else "tuning"]
         if args.sweep:
             out = sweep(names, {"default": parse_knobs(""), **{s: parse_knobs(s) for s in args.sweep}})

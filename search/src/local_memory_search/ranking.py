@@ -8,7 +8,7 @@ so ``explain_match`` shows it:
   ``reexport_prior`` does the same for re-export files (``__init__.py``, ``index.ts``, ...).
 - ``doc_prior``: prose, data and configuration files (Markdown, reST, JSON, YAML, TOML, ...)
   rank below code unless the query asks for docs, a readme or configuration.
-- ``name_match``: query words found in the file's name (``1 + file_name_boost * share``) and in
+- ``name_match``: query words found in the file's name (``1 + file_name_boost * share``, 3.0) and in
   its folder names (``folder_name_boost``); ``share`` is the fraction of the query's content
   words found there; with ``name_prefix`` a word also meets a name it shares a start of at
   least that many letters with (``resolved`` ~ ``resolve``).
@@ -40,7 +40,7 @@ class RankingKnobs:
 
     path_prior: float = 0.7
     reexport_prior: float = 0.8
-    file_name_boost: float = 2.0
+    file_name_boost: float = 3.0
     folder_name_boost: float = 0.0
     file_bonus: float = 1.0
     diversity: float = 0.6
