@@ -194,3 +194,27 @@ def test_the_mcp_server_imports_the_sdk_models_deferred_and_they_still_validate(
         """
     )
     assert got == {"untouched_built": False, "tool": "t", "refused": "name", "sdk_in_window": True}
+
+
+def test_an_index_run_imports_neither_the_mcp_sdk_nor_the_memory_writer(tmp_path) -> None:
+    """`local-memory-indexer index` (the CLI's main job, a no-change run above all) pays for neither
+    the MCP server stack (only `serve` needs it) nor the memory writer (only `memory …` needs it)."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "app.py").write_text("def greet(name):\n    return 'hello ' + name\n")
+    got = run(
+        f"""
+        import contextlib, io, json, sys
+        from local_memory_indexer.cli import main
+        with contextlib.redirect_stdout(io.StringIO()):
+            rc = main(["index", {str(project)!r}, "--json"])
+        print(json.dumps({{
+            "rc": rc,
+            "mcp": sorted(m for m in sys.modules if m == "mcp" or m.startswith("mcp.")),
+            "memory_writer": [m for m in ("local_memory_indexer.memory.writer", "local_memory_indexer.memory.sync",
+                                          "local_memory_indexer.memory.hits") if m in sys.modules],
+        }}))
+        """,
+        LOCAL_VECTOR_SEARCH_DATA_ROOT=str(tmp_path / "data"),
+    )
+    assert got == {"rc": 0, "mcp": [], "memory_writer": []}

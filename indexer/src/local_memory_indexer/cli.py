@@ -13,8 +13,8 @@ from local_memory_shared.config import load_settings
 from local_memory_shared.contract import INDEXER_HTTP_PORT
 from local_memory_shared.envelope import error
 from local_memory_shared.errors import InvalidArgument, LocalMemoryError, StoreError
-from local_memory_shared.mcp_adapter import add_transport_args
 from local_memory_shared.tooling import ToolResult
+from local_memory_shared.transport_args import add_transport_args
 
 from .memory.cli import add_doctor_parser, add_memory_parser
 from .pipeline import IndexSummary, index_project

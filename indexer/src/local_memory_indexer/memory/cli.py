@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from local_memory_shared.memory.model import KINDS, STATUSES, project_for_cwd, project_slug
 
-from .hits import record_hits
-from .sync import rebuild, sync_vault
-from .writer import MemoryWriter
+if TYPE_CHECKING:
+    from .writer import MemoryWriter
 
 
 def _emit(args: argparse.Namespace, data: Any, human: str) -> int:
@@ -50,6 +49,9 @@ def _fields(args: argparse.Namespace) -> dict[str, Any]:
 
 def _with_writer(fn: Any) -> Any:
     def run(args: argparse.Namespace) -> int:
+        # Imported here: the writer pulls in LanceDB and the embedder, which `index` and `--help` need not pay for.
+        from .writer import MemoryWriter
+
         writer = MemoryWriter(commit_delay=3600)  # one commit for the whole command, made by close()
         try:
             return int(fn(writer, args))
@@ -110,12 +112,16 @@ def cmd_archive(w: MemoryWriter, args: argparse.Namespace) -> int:
 
 @_with_writer
 def cmd_hits(w: MemoryWriter, args: argparse.Namespace) -> int:
+    from .hits import record_hits
+
     r = record_hits(w, args.ids, args.session_id)
     return _emit(args, r, f"recorded {len(r['recorded'])}, ignored {len(r['ignored'])}")
 
 
 @_with_writer
 def cmd_sync(w: MemoryWriter, args: argparse.Namespace) -> int:
+    from .sync import sync_vault
+
     r = sync_vault(w)
     _emit(
         args, r, f"indexed {r['indexed']}, unchanged {r['unchanged']}, removed {r['removed']}{_malformed(r)}"
@@ -125,6 +131,8 @@ def cmd_sync(w: MemoryWriter, args: argparse.Namespace) -> int:
 
 @_with_writer
 def cmd_rebuild(w: MemoryWriter, args: argparse.Namespace) -> int:
+    from .sync import rebuild
+
     r = rebuild(w)
     _emit(
         args, r, f"rebuilt {r['indexed']} records from {r['files']} files in {r['seconds']}s{_malformed(r)}"
