@@ -232,3 +232,35 @@ def test_progress_follows_the_embedding_phase_once_every_row_is_published(tmp_pa
     assert job.snapshot().progress == 0.25
     job.chunks_(120, 120)
     assert job.snapshot().progress == 1.0
+
+
+def test_a_job_with_a_recorded_outcome_is_not_running_while_its_last_row_is_written(
+    settings, small_project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job thread records its outcome, then writes its final row: in between, nothing may call it
+    running (list_projects, delete_project_index), and a new start waits for it instead of answering
+    'already running' with a finished job."""
+    import threading
+
+    from local_memory_indexer import jobs as jobs_module
+
+    real_write, release, writing = jobs_module._write_row, threading.Event(), threading.Event()
+
+    def slow_final_write(job, *, insert=False, close=False):  # noqa: ANN001 - the real signature
+        if close and not release.is_set():
+            writing.set()
+            release.wait(60)
+        return real_write(job, insert=insert, close=close)
+
+    monkeypatch.setattr(jobs_module, "_write_row", slow_final_write)
+    manager = JobManager(settings)
+    snap, started = manager.start(small_project)
+    assert started
+    assert writing.wait(180), "the job never reached its final write"
+    key = str(project_paths(settings.data_root, small_project).project_path)
+    assert manager.status(job_id=snap.job_id).status == "done"
+    assert manager.running_job_for(key) is None
+    threading.Timer(0.5, release.set).start()
+    again, started_again = manager.start(small_project)  # waits for the old thread, then starts
+    assert started_again and again.job_id != snap.job_id
+    assert manager.wait(again.job_id, timeout=180).status == "done"

@@ -218,10 +218,19 @@ class JobManager:
         """Start indexing ``project_path`` in the background; returns (job, started_now)."""
         paths = project_paths(self.settings.data_root, project_path)
         key = str(paths.project_path)
+        while True:
+            with self._lock:
+                running = self._running_by_project.get(key)
+                if running is None:
+                    break
+                snap = running.snapshot()
+                if snap.status == RUNNING:
+                    return snap, False
+            # Its outcome is recorded and its thread is only writing the final row: wait, then start.
+            running.finished.wait(30)
         with self._lock:
-            running = self._running_by_project.get(key)
-            if running is not None:
-                return running.snapshot(), False
+            if key in self._running_by_project:  # another caller started one meanwhile
+                return self._running_by_project[key].snapshot(), False
             _ensure_unlocked(paths)
             job = _Job(uuid.uuid4().hex[:16], paths, full)
             self._jobs[job.job_id] = job
@@ -263,7 +272,9 @@ class JobManager:
         """The job this process is running for a resolved project path, if any."""
         with self._lock:
             job = self._running_by_project.get(project_path)
-        return job.snapshot() if job is not None else None
+        snap = job.snapshot() if job is not None else None
+        # A job whose outcome is recorded is not running, even while its thread writes the last row.
+        return snap if snap is not None and snap.status == RUNNING else None
 
     def wait(self, job_id: str, timeout: float | None = None) -> JobSnapshot:
         """Block until a job of this process finishes (or ``timeout``); returns its state."""
