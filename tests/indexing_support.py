@@ -22,6 +22,7 @@ import numpy as np
 from local_memory_shared.embedding.base import Embedder, ProgressFn
 from local_memory_shared.errors import EmbeddingError
 from local_memory_shared.paths import ProjectPaths
+from local_memory_shared.schema import ChunkRecord
 
 
 def write_modules(
@@ -33,6 +34,17 @@ def write_modules(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n\n".join(render(i, j) for j in range(funcs)) + "\n")
     return root
+
+
+def function_record(n: int, *, fts_text: str | None = None) -> ChunkRecord:
+    """The chunk row of a one-line function ``f{n}`` in ``m{n}.py`` (for tests that write a store directly)."""
+    return ChunkRecord(
+        chunk_id=f"m{n}.py:function:f{n}:0", project_path="/p", schema_version=1, file_path=f"m{n}.py",
+        language="python", file_extension="py", chunk_kind="function", symbol_name=f"f{n}", class_name="",
+        function_name=f"f{n}", chunk_index=0, start_line=1, end_line=2, text=f"def f{n}(): return {n}",
+        summary=f"f{n}", fts_text=fts_text if fts_text is not None else f"m{n} py f{n}", tags=("function",),
+        updated_at="2026-01-01T00:00:00Z", last_commit_hash="", content_hash=f"h{n}",
+    )  # fmt: skip
 
 
 def state_rows(state_db: Path, sql: str, *, timeout: float = 5.0) -> list[tuple[Any, ...]]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from indexing_support import function_record
 from local_memory_indexer import store as store_mod
 from local_memory_indexer.store import ChunkStore
 from local_memory_shared.schema import ChunkRecord
@@ -15,13 +16,7 @@ DIM = 8
 
 
 def record(n: int) -> ChunkRecord:
-    return ChunkRecord(
-        chunk_id=f"m{n}.py:function:f{n}:0", project_path="/p", schema_version=1, file_path=f"m{n}.py",
-        language="python", file_extension="py", chunk_kind="function", symbol_name=f"f{n}", class_name="",
-        function_name=f"f{n}", chunk_index=0, start_line=1, end_line=2, text=f"def f{n}(): return {n}",
-        summary=f"f{n}", fts_text=f"m{n} py f{n} word{n % 97} shared words", tags=("function",),
-        updated_at="2026-01-01T00:00:00Z", last_commit_hash="", content_hash=f"h{n}",
-    )  # fmt: skip
+    return function_record(n, fts_text=f"m{n} py f{n} word{n % 97} shared words")
 
 
 def write_versions(lance_dir: Path) -> ChunkStore:
