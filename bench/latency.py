@@ -38,25 +38,27 @@ def latency_queries(project: Path, data_root: Path, n: int) -> list[str]:
         for split in ("dev", "test")
         for q in json.loads((cosqa_dir() / f"cosqa-retrieval-{split}-500.json").read_text())
     ]
-    paths = project_paths(data_root, project)
-    conn = sqlite3.connect(f"file:{paths.state_db}?mode=ro", uri=True)
-    try:
-        names = sorted(
-            {
-                r[0]
-                for r in conn.execute(
-                    "SELECT DISTINCT function_name FROM chunks WHERE function_name IS NOT NULL AND length(function_name) > 5"
-                )
-            }
-        )
-    finally:
-        conn.close()
+    names = index_identifiers(project_paths(data_root, project).state_db)
     step = max(1, len(names) // max(1, n // 3))
     idents = names[::step][: n // 3]
     out = idents + natural[: n - len(idents)]
     # Interleave so both kinds spread over the run.
     out.sort(key=lambda q: hash_order(q))
     return out
+
+
+def index_identifiers(state_db: Path) -> list[str]:
+    """The distinct function names longer than five characters in an index, sorted (identifier queries)."""
+    conn = sqlite3.connect(f"file:{state_db}?mode=ro", uri=True)
+    try:
+        return sorted(
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT function_name FROM chunks WHERE function_name IS NOT NULL AND length(function_name) > 5"
+            )
+        )
+    finally:
+        conn.close()
 
 
 def hash_order(text: str) -> str:

@@ -467,7 +467,7 @@ MIXED_QUERIES = 1000
 
 def query_pool(n: int) -> list[str]:
     """``n`` distinct queries: natural language (CoSQA dev+test, semble annotations) and identifiers."""
-    from bench.latency import hash_order
+    from bench.latency import hash_order, index_identifiers
     from bench.quality import cosqa_dir
 
     natural = {
@@ -477,16 +477,7 @@ def query_pool(n: int) -> list[str]:
     }
     for ann in sorted((semble.DATA / "annotations").glob("*.json")):
         natural.update(str(q["query"]) for q in json.loads(ann.read_text()))
-    conn = sqlite3.connect(f"file:{state_db()}?mode=ro", uri=True)
-    try:
-        names = sorted(
-            r[0]
-            for r in conn.execute(
-                "SELECT DISTINCT function_name FROM chunks WHERE function_name IS NOT NULL AND length(function_name) > 5"
-            )
-        )
-    finally:
-        conn.close()
+    names = index_identifiers(state_db())
     want_idents = max(n // 3, n - len(natural))
     step = max(1, len(names) // max(1, want_idents))
     pool = sorted(set(names[::step][:want_idents]) | natural, key=hash_order)
