@@ -302,7 +302,7 @@ def scale_index(src: Path, dest: Path, target: int, seed: int) -> int:
     import numpy as np
     import pyarrow as pa
     from lancedb.index import FTS
-    from local_memory_indexer.memory.index import ensure_search_indices
+    from local_memory_indexer.memory.index import build_fulltext, ensure_search_indices, publish
     from local_memory_shared.memory.schema import FTS_COLUMNS, MEMORIES_TABLE, MEMORY_DDL
     from local_memory_shared.memory.uid import new_uid
 
@@ -331,11 +331,13 @@ def scale_index(src: Path, dest: Path, target: int, seed: int) -> int:
     meta = dict(
         sqlite3.connect(src / "memory" / "index.db").execute("SELECT key, value FROM memory_meta").fetchall()
     )
-    db = sqlite3.connect(dest / "memory" / "index.db")
+    db = sqlite3.connect(dest / "memory" / "index.db", isolation_level=None)
     db.executescript(MEMORY_DDL)
-    meta["published_version"] = str(t.version)
+    db.execute("BEGIN")
     db.executemany("INSERT OR REPLACE INTO memory_meta VALUES (?, ?)", meta.items())
-    db.commit()
+    build_fulltext(db, t)  # the FTS5 rows of the searcher's full-text leg, as the writer keeps them
+    publish(db, t.version)
+    db.execute("COMMIT")
     db.close()
     return t.count_rows()
 

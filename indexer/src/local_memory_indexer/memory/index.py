@@ -1,8 +1,12 @@
 """The memory index (writer side): LanceDB ``memories`` rows + the SQLite tables of schema.py.
 
 Every change follows the publication protocol of :mod:`local_memory_shared.memory.schema`:
-LanceDB first, then one SQLite transaction that records files/links and the new
-``published_version``. Hit counters change through :meth:`MemoryIndex.set_counters`, an
+LanceDB first, then one SQLite transaction that records files/links, the FTS5 rows of the changed
+records (the searcher's full-text leg) and the new ``published_version`` = ``fts_version``. A
+crash between the two leaves LanceDB ahead of what is published; the next writer to open (or
+refresh) the index sees ``fts_version`` differ from the table's latest version and rebuilds the
+FTS5 rows from that version (:func:`build_fulltext`), as it does for an index made before the
+FTS5 table existed. Hit counters change through :meth:`MemoryIndex.set_counters`, an
 in-place column update that copies the stored vector: hits never trigger a re-embedding.
 """
 
@@ -28,6 +32,9 @@ from local_memory_shared.embedding.base import Embedder
 from local_memory_shared.errors import StoreError
 from local_memory_shared.memory.model import MemoryRecord, utc_now
 from local_memory_shared.memory.schema import (
+    FTS5_IDS_TABLE,
+    FTS5_TABLE,
+    FTS5_VERSION_KEY,
     FTS_COLUMNS,
     MEMORIES_TABLE,
     MEMORY_DDL,
@@ -90,6 +97,70 @@ def record_links(record: MemoryRecord) -> list[tuple[str, str, str, str]]:
     return out
 
 
+def fulltext_values(row: dict[str, Any]) -> tuple[str, ...]:
+    """The FTS5 column values of a record row (``FTS_COLUMNS``; lists joined by spaces)."""
+    out = []
+    for column in FTS_COLUMNS:
+        value = row.get(column)
+        out.append(" ".join(value) if isinstance(value, (list, tuple)) else str(value or ""))
+    return tuple(out)
+
+
+_FTS_INSERT = f"INSERT INTO {FTS5_TABLE}(rowid, {', '.join(FTS_COLUMNS)}) VALUES (?{',?' * len(FTS_COLUMNS)})"
+
+
+def put_fulltext(cur: sqlite3.Connection, rows: Iterable[dict[str, Any]]) -> None:
+    """Insert or replace the FTS5 rows of ``rows`` (each keeps its docid while it exists)."""
+    for row in rows:
+        found = cur.execute(f"SELECT docid FROM {FTS5_IDS_TABLE} WHERE id = ?", (row["id"],)).fetchone()
+        if found is None:
+            docid = cur.execute(f"INSERT INTO {FTS5_IDS_TABLE}(id) VALUES (?)", (row["id"],)).lastrowid
+        else:
+            docid = found[0]
+            cur.execute(f"DELETE FROM {FTS5_TABLE} WHERE rowid = ?", (docid,))
+        cur.execute(_FTS_INSERT, (docid, *fulltext_values(row)))
+
+
+def delete_fulltext(cur: sqlite3.Connection, ids: Iterable[str]) -> None:
+    """Drop the FTS5 rows of ``ids``."""
+    for record_id in ids:
+        found = cur.execute(f"SELECT docid FROM {FTS5_IDS_TABLE} WHERE id = ?", (record_id,)).fetchone()
+        if found is not None:
+            cur.execute(f"DELETE FROM {FTS5_TABLE} WHERE rowid = ?", (found[0],))
+            cur.execute(f"DELETE FROM {FTS5_IDS_TABLE} WHERE docid = ?", (found[0],))
+
+
+def clear_fulltext(cur: sqlite3.Connection) -> None:
+    """Empty the FTS5 table; it mirrors no version until the next publish."""
+    cur.execute(f"DELETE FROM {FTS5_TABLE}")
+    cur.execute(f"DELETE FROM {FTS5_IDS_TABLE}")
+    cur.execute("DELETE FROM memory_meta WHERE key = ?", (FTS5_VERSION_KEY,))
+
+
+def build_fulltext(cur: sqlite3.Connection, table: Any) -> int:
+    """Refill the FTS5 table from ``table`` (its checked-out version) inside ``cur``'s
+    transaction; the caller publishes. Returns the rows written."""
+    clear_fulltext(cur)
+    rows = table.count_rows()
+    if not rows:
+        return 0
+    scan = table.search().select(["id", *FTS_COLUMNS]).limit(rows + 1).to_arrow()
+    batch = scan.to_pylist()
+    cur.executemany(
+        f"INSERT INTO {FTS5_IDS_TABLE}(docid, id) VALUES (?, ?)", enumerate((r["id"] for r in batch), 1)
+    )
+    cur.executemany(_FTS_INSERT, ((n, *fulltext_values(r)) for n, r in enumerate(batch, 1)))
+    return len(batch)
+
+
+def publish(cur: sqlite3.Connection, version: int) -> None:
+    """Make ``version`` the one readers check out, with the FTS5 rows now in ``cur`` mirroring it."""
+    cur.executemany(
+        "INSERT OR REPLACE INTO memory_meta(key, value) VALUES (?, ?)",
+        [("published_version", str(int(version))), (FTS5_VERSION_KEY, str(int(version)))],
+    )
+
+
 #: Low-cardinality columns of every search prefilter get a BITMAP index (cheaper ``where``).
 BITMAP_COLUMNS: tuple[str, ...] = ("project", "kind", "status")
 
@@ -137,10 +208,39 @@ class MemoryIndex:
         except Exception as exc:  # lancedb raises many types; map them at the boundary
             raise StoreError(f"cannot open LanceDB at {paths.lance_dir}: {exc}") from exc
         self._write_meta()
+        self.ensure_fulltext()
 
     def refresh(self) -> None:
         """See writes of other processes (call after taking the writer lock)."""
         self.table.checkout_latest()  # type: ignore[no-untyped-call]  # lancedb leaves it unannotated
+        self.ensure_fulltext()
+
+    def ensure_fulltext(self) -> bool:
+        """Rebuild the FTS5 rows from the table's latest version and publish it when they do not
+        mirror it (an index made before the FTS5 table, a write by an older writer, a crash between
+        the LanceDB write and its publication). True when it rebuilt."""
+        version = str(int(self.table.version))
+        meta = dict(
+            self.conn.execute(
+                "SELECT key, value FROM memory_meta WHERE key IN ('published_version', ?)",
+                (FTS5_VERSION_KEY,),
+            ).fetchall()
+        )
+        if meta.get(FTS5_VERSION_KEY) == version == meta.get("published_version"):
+            return False
+        if "published_version" not in meta and not self.table.count_rows():
+            return False  # nothing written yet: the first write publishes
+        started = time.perf_counter()
+        with self._tx() as cur:
+            rows = build_fulltext(cur, self.table)
+            self._publish(cur)
+        log.info(
+            "memory FTS5 table rebuilt at version %s: %d rows in %.2f s",
+            version,
+            rows,
+            time.perf_counter() - started,
+        )
+        return True
 
     def _write_meta(self) -> None:
         meta = {
@@ -217,6 +317,7 @@ class MemoryIndex:
                 )
                 cur.execute("DELETE FROM memory_links WHERE source_id = ?", (rec.id,))
                 cur.executemany("INSERT OR IGNORE INTO memory_links VALUES (?,?,?,?)", record_links(rec))
+            put_fulltext(cur, rows)
             self._publish(cur)
 
     def record_malformed(
@@ -235,6 +336,8 @@ class MemoryIndex:
         if old and old["id"]:
             self._delete_ids([old["id"]])
         with self._tx() as cur:
+            if old and old["id"]:
+                delete_fulltext(cur, [old["id"]])
             cur.execute("DELETE FROM memory_files WHERE path = ?", (path,))
             cur.execute(
                 "INSERT INTO memory_files(path, id, project, kind, content_hash, mtime, size, indexed_at, error,"
@@ -257,6 +360,7 @@ class MemoryIndex:
         self._delete_ids(ids)
         with self._tx() as cur:
             cur.execute(f"DELETE FROM memory_files WHERE path IN ({marks})", paths)
+            delete_fulltext(cur, ids)
             if ids:
                 cur.execute(f"DELETE FROM memory_links WHERE source_id IN ({','.join('?' * len(ids))})", ids)
             self._publish(cur)
@@ -309,10 +413,7 @@ class MemoryIndex:
         return _Tx(self.conn)
 
     def _publish(self, cur: sqlite3.Connection) -> None:
-        cur.execute(
-            "INSERT OR REPLACE INTO memory_meta(key, value) VALUES ('published_version', ?)",
-            (str(int(self.table.version)),),
-        )
+        publish(cur, self.table.version)
 
     # -- reads (writer's own) -------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from local_memory_shared.memory.frontmatter import location_of, parse_record, se
 from local_memory_shared.memory.model import MemoryRecord, utc_now
 from local_memory_shared.memory.schema import MEMORIES_TABLE, memory_arrow_schema
 
-from .index import sql_str
+from .index import clear_fulltext, sql_str
 from .vault import file_digest
 
 if TYPE_CHECKING:
@@ -136,6 +136,7 @@ def rebuild(writer: MemoryWriter) -> dict[str, Any]:
         with idx._tx() as cur:
             for table in ("memory_files", "memory_links", "memory_hits"):
                 cur.execute(f"DELETE FROM {table}")
+            clear_fulltext(cur)
         malformed: list[dict[str, Any]] = []
         batch: list[tuple[MemoryRecord, str, str, float, int]] = []
         files = writer.vault.record_files()

@@ -153,7 +153,7 @@ class MemoryReader:
         return rows
 
     def close(self) -> None:
-        """Close the SQLite connection."""
+        """End the read transaction and close the SQLite connection."""
         self.conn.close()
 
     def __enter__(self) -> MemoryReader:
@@ -210,6 +210,9 @@ def open_reader(data_root: Any = None) -> MemoryReader:
         raise NotIndexed(hint, details={"command": BUILD_COMMAND})
     conn = open_state_ro(paths.index_db)
     try:
+        # One read transaction for the whole call: the FTS5 rows, links and hit counters read
+        # later are those of the snapshot that named this version (see ``fts``).
+        conn.execute("BEGIN")
         version = published_version(conn)
         meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM memory_meta")}
         if version is None:

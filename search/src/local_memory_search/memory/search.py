@@ -4,8 +4,9 @@ supersession, near-duplicate collapse, paging.
 Order of work (each step sees only records that pass every filter, see ``filters``):
 1. uid paste: a uid in the query names its record (``match_source: uid``) and then the records
    whose body mentions it;
-2. the full-text leg (LanceDB BM25, seed 001 column boosts, OR semantics) and the vector leg
-   (cosine, ``semanticThreshold``), each ``candidate_limit`` deep;
+2. the full-text leg (SQLite FTS5 BM25 with seed 001's column weights, OR semantics, see ``fts``;
+   LanceDB's FTS where index.db has no FTS5 rows for the version) and the vector leg (cosine,
+   ``semanticThreshold``), each ``candidate_limit`` deep;
 3. weighted RRF (hybrid), seed 000's multipliers, contradicted records last;
 4. a superseded record gives its place to its successor (``replaces``) unless
    ``include_superseded``; the hidden ones are listed in ``superseded`` with ``succeeded_by``;
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from lancedb.query import BooleanQuery, FullTextOperator, MultiMatchQuery, Occur, PhraseQuery
-from local_memory_shared.contract import FTS_PHRASE_UNSUPPORTED
+from local_memory_shared.contract import FTS_PHRASE_UNSUPPORTED, FTS_UNAVAILABLE
 from local_memory_shared.envelope import warning
 from local_memory_shared.errors import LocalMemoryError
 from local_memory_shared.memory.query import FullTextQuery, matches_any_pattern, parse_fulltext
@@ -34,6 +35,7 @@ from local_memory_shared.memory.uid import is_uid
 from .. import degradation as W
 from . import ranking
 from .filters import MemoryFilters, VectorFilter, compile_filters
+from .fts import fts5_leg
 from .reader import ROW_COLUMNS, MemoryReader
 from .vectors import built_matrix, exact_scope, exact_top
 
@@ -109,7 +111,9 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
     loader = _RowLoader(reader)
     fts = None
     if req.fulltext:
-        fts = _LEGS.submit(_fts_and_rows, reader, parse_fulltext(req.fulltext), where, depth, loader)
+        fts = _LEGS.submit(
+            _fts_and_rows, reader, parse_fulltext(req.fulltext), (where, vector_filter), depth, loader
+        )
     vector_rows: list[dict[str, Any]] | None = None
     loaded: dict[str, dict[str, Any]] = {}
     if req.semantic and encode is not None:
@@ -118,7 +122,9 @@ def search(reader: MemoryReader, req: SearchRequest, encode: Encode | None) -> S
         except LocalMemoryError as exc:
             warnings.append(W.warn(W.EMBEDDING_UNAVAILABLE, f"({exc.message}) Full-text only."))
             if not req.fulltext:
-                fts = _LEGS.submit(_fts_and_rows, reader, parse_fulltext(req.semantic), where, depth, loader)
+                fts = _LEGS.submit(
+                    _fts_and_rows, reader, parse_fulltext(req.semantic), (where, vector_filter), depth, loader
+                )
                 mode = "fulltext"
         else:
             vector_rows = _above(
@@ -175,11 +181,27 @@ def _fts_query(q: FullTextQuery, phrases: bool = True) -> Any:
 
 
 def _fts_leg(
-    reader: MemoryReader, q: FullTextQuery, where: str, depth: int
+    reader: MemoryReader, q: FullTextQuery, where: tuple[str, VectorFilter], depth: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
-    """The full-text leg's rows (id, score, row id) and its warnings."""
+    """The full-text leg's rows (id, score, row id) and its warnings: SQLite FTS5 (``fts``), or
+    LanceDB's FTS over ``where[0]`` with a warning when the FTS5 rows cannot answer."""
     if q.is_empty:
         return [], []
+    rows, reason = fts5_leg(reader, q, where, depth)
+    if rows is not None:
+        return rows, []
+    log.info("memory FTS5 table unusable (%s); LanceDB full-text search answers", reason)
+    stale = warning(FTS_UNAVAILABLE, f"The memory full-text table (SQLite FTS5 in index.db) cannot answer: {reason}; "
+                    "LanceDB's full-text index answered instead (slower, BM25 scored per column). The memory writer "
+                    "rebuilds the table when it next opens the index (`local-memory-indexer memory sync`).")  # fmt: skip
+    lance_rows, warnings = _lance_fts_leg(reader, q, where[0], depth)
+    return lance_rows, [stale, *warnings]
+
+
+def _lance_fts_leg(
+    reader: MemoryReader, q: FullTextQuery, where: str, depth: int
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """The full-text leg on LanceDB's per-column FTS indices (the fallback)."""
     try:
         return _run_fts(reader, _fts_query(q), where, depth), []
     except Exception as exc:  # noqa: BLE001 - an FTS index built without positions refuses phrases
@@ -190,7 +212,7 @@ def _fts_leg(
 
 
 def _fts_and_rows(
-    reader: MemoryReader, q: FullTextQuery, where: str, depth: int, loader: _RowLoader
+    reader: MemoryReader, q: FullTextQuery, where: tuple[str, VectorFilter], depth: int, loader: _RowLoader
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]], dict[str, dict[str, Any]]]:
     """The full-text leg (worker thread), then the rows it found that the vector leg has not claimed."""
     rows, warnings = _fts_leg(reader, q, where, depth)

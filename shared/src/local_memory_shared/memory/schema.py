@@ -28,6 +28,16 @@ VECTOR_COLUMN = "vector"
 #: Multi-column FTS: each column has its own FTS index; queries use MultiMatchQuery with these boosts.
 FTS_BOOSTS: dict[str, float] = {"title": 1.5, "content": 1.0, "tags": 0.8, "domain": 0.3, "also": 0.3}
 FTS_COLUMNS: tuple[str, ...] = tuple(FTS_BOOSTS)
+#: The searcher's full-text leg: an SQLite FTS5 table in index.db with one row per record of the
+#: published version (columns ``FTS_COLUMNS``; list columns joined by spaces), porter stemming
+#: over unicode61 words, ranked by ``bm25()`` with ``FTS_BOOSTS`` as column weights. Its rowid is
+#: the record's ``docid`` in ``memory_fts_ids``. The writer changes it in the transaction that
+#: publishes the LanceDB version and records that version as ``memory_meta.fts_version``: a reader
+#: whose pinned version differs (an index written by an older writer) falls back to LanceDB's FTS.
+FTS5_TABLE = "memory_fts"
+FTS5_IDS_TABLE = "memory_fts_ids"
+FTS5_TOKENIZE = "porter unicode61"
+FTS5_VERSION_KEY = "fts_version"
 SOCKET_NAME = "writer.sock"
 
 
@@ -107,9 +117,10 @@ def memory_arrow_schema(dimension: int) -> pa.Schema:
     )
 
 
-MEMORY_DDL = """
--- key/value: published_version (LanceDB version readers check out), backend, model, dimension,
--- schema_version, rebuilt_at.
+MEMORY_DDL = (
+    """
+-- key/value: published_version (LanceDB version readers check out), fts_version (the version the
+-- FTS5 rows mirror), backend, model, dimension, schema_version, rebuilt_at.
 CREATE TABLE IF NOT EXISTS memory_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -157,6 +168,11 @@ CREATE TABLE IF NOT EXISTS hit_sessions (
     PRIMARY KEY (session_id, id)
 );
 """
+    # Full-text leg (see FTS5_TABLE): docid = the FTS5 rowid of a record, stable while it exists.
+    + f"CREATE TABLE IF NOT EXISTS {FTS5_IDS_TABLE} (docid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE);\n"
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS5_TABLE} USING fts5({', '.join(FTS_COLUMNS)},"
+    f" tokenize='{FTS5_TOKENIZE}');\n"
+)
 
 
 def published_version(conn: sqlite3.Connection) -> int | None:

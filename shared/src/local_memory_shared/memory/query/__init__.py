@@ -3,7 +3,7 @@ containment and SQL/JSON path predicates, temporal ranges, path globs, field sel
 output formats. The searcher compiles them to LanceDB ``where`` clauses or evaluates them in Python.
 """
 
-from .fulltext import FullTextQuery, Term, fts5_seed000, parse_fulltext
+from .fulltext import FullTextQuery, Term, fts5_match, fts5_seed000, parse_fulltext
 from .globs import glob_match, ignored_area, matches_any_pattern
 from .meta import meta_contains
 from .metapath import MetaPredicate, parse_meta_predicate
@@ -21,6 +21,7 @@ __all__ = [
     "apply_selection",
     "compile_tree",
     "ignored_area",
+    "fts5_match",
     "fts5_seed000",
     "glob_match",
     "matches_any_pattern",

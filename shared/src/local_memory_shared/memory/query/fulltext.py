@@ -7,7 +7,8 @@ quoted query stays one phrase; quoted phrases inside a query stay phrases; ``AND
 FTS-special characters are neutralised: a term keeps only letters, digits and ``_``.
 
 The parse is a flat list of clauses with an occurrence (``should``/``must``/``must_not``); the
-searcher turns it into LanceDB ``MultiMatchQuery``/``PhraseQuery``/``BooleanQuery`` objects.
+searcher renders it as an SQLite FTS5 ``MATCH`` expression (:func:`fts5_match`) or, on an index
+without the FTS5 table, as LanceDB ``MultiMatchQuery``/``PhraseQuery``/``BooleanQuery`` objects.
 """
 
 from __future__ import annotations
@@ -86,6 +87,37 @@ def parse_fulltext(text: str) -> FullTextQuery:
             terms.extend(Term(w, occur) for w in words)
         pending_not = and_next = False
     return FullTextQuery(tuple(terms))
+
+
+#: A phrase matches in these columns only (as the LanceDB leg's ``PhraseQuery`` does).
+PHRASE_COLUMNS: tuple[str, ...] = ("title", "content")
+
+
+def _fts5_clause(t: Term) -> str:
+    # words are \w+ only (no quotes): a quoted string is one FTS5 phrase, never an operator
+    quoted = '"' + t.text + '"'
+    return f"{{{' '.join(PHRASE_COLUMNS)}}} : {quoted}" if t.phrase else quoted
+
+
+def fts5_match(q: FullTextQuery) -> str:
+    """``q`` as an FTS5 ``MATCH`` expression with the same semantics ("" when ``q.is_empty``).
+
+    Optional clauses are ORed; required ones ANDed, and then the optional ones only rank
+    (``(M) OR ((M) AND (S))`` — FTS5 has no "optional" operator; ``bm25()`` counts every phrase
+    of the expression, so each required clause weighs twice beside the optional ones);
+    excluded ones follow ``NOT`` (FTS5's ``NOT`` is binary: ``positive NOT (n1 OR n2)``).
+    """
+    if q.is_empty:
+        return ""
+    must = [_fts5_clause(t) for t in q.terms if t.occur == MUST]
+    should = [_fts5_clause(t) for t in q.terms if t.occur == SHOULD]
+    must_not = [_fts5_clause(t) for t in q.terms if t.occur == MUST_NOT]
+    if must:
+        required = "(" + " AND ".join(must) + ")"
+        positive = f"{required} OR ({required} AND ({' OR '.join(should)}))" if should else required
+    else:
+        positive = " OR ".join(should)
+    return f"({positive}) NOT ({' OR '.join(must_not)})" if must_not else positive
 
 
 def fts5_seed000(text: str) -> str:

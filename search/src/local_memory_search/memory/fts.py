@@ -1,0 +1,138 @@
+"""The full-text leg on SQLite FTS5: index.db's ``memory_fts`` (see
+``local_memory_shared.memory.schema``), ranked by ``bm25()`` with seed 001's column weights.
+
+Consistency: the writer changes the FTS5 rows in the SQLite transaction that publishes each LanceDB
+version and stamps ``fts_version`` there; ``reader.open_reader`` reads ``published_version``,
+``fts_version`` and (later, in this leg) the FTS5 rows inside one read transaction, so the rows
+this leg ranks are exactly those of the version the reader pinned, whatever a writer commits
+meanwhile. When ``fts_version`` is not the pinned version (an index written by a writer that
+predates the FTS5 table) or the table cannot be read, :func:`fts5_leg` returns None with the
+reason and the caller answers from LanceDB's full-text index with a warning.
+
+Filters stay before ranking: every match's (docid, bm25) comes back from SQLite (one pass, no
+``ORDER BY``), each docid maps to its row of the version's in-memory matrix (``vectors``, built
+once per version; the docid map too) and only rows passing the same filter mask as the vector
+leg's compete for the ``depth`` places, so a filter that excludes most top-BM25 hits never makes a
+page short. Where there is no matrix (above ``vectors.EXACT_MAX_ROWS`` records, or a reader without a
+pinned handle) the matches come in BM25 order, ``SQL_PAGE`` at a time, and each page keeps the
+ids LanceDB finds under the SQL ``where``, until ``depth`` passed or the matches ran out. Both
+order ties by docid.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from local_memory_shared.memory.query import FullTextQuery, fts5_match
+from local_memory_shared.memory.schema import FTS5_IDS_TABLE, FTS5_TABLE, FTS5_VERSION_KEY, FTS_BOOSTS
+
+from . import vectors
+from .reader import sql_in
+from .vectors import VectorIndex, VectorMatrix
+
+if TYPE_CHECKING:
+    from .filters import VectorFilter
+    from .reader import MemoryReader
+
+#: ``bm25()`` takes one weight per column in the table's column order (= ``FTS_BOOSTS`` order).
+_WEIGHTS = ", ".join(repr(float(w)) for w in FTS_BOOSTS.values())
+_MATCH_SQL = f"SELECT rowid, bm25({FTS5_TABLE}, {_WEIGHTS}) FROM {FTS5_TABLE} WHERE {FTS5_TABLE} MATCH ?"
+_PAGE_SQL = (
+    f"SELECT i.id, -bm25({FTS5_TABLE}, {_WEIGHTS}) AS score FROM {FTS5_TABLE}"
+    f" JOIN {FTS5_IDS_TABLE} AS i ON i.docid = {FTS5_TABLE}.rowid"
+    f" WHERE {FTS5_TABLE} MATCH ? ORDER BY score DESC, i.docid LIMIT ? OFFSET ?"
+)
+#: Matches per page of the path without a matrix (``depth`` * 4 at least).
+SQL_PAGE = 200
+
+
+def unavailable(reader: MemoryReader) -> str | None:
+    """Why the FTS5 table cannot answer for this reader's version (None: it can)."""
+    mirrored, published = reader.meta.get(FTS5_VERSION_KEY), reader.meta.get("published_version")
+    if mirrored != published:
+        return f"its rows mirror version {mirrored or 'none'}, not the published version {published}"
+    return None
+
+
+def _positions(reader: MemoryReader, matrix: VectorMatrix) -> np.ndarray:
+    """docid -> matrix position (-1: not in this version), one read of ``memory_fts_ids``."""
+    rows = reader.conn.execute(f"SELECT docid, id FROM {FTS5_IDS_TABLE}").fetchall()
+    out = np.full(max((int(r[0]) for r in rows), default=0) + 1, -1, dtype=np.int64)
+    if rows:
+        found = matrix.positions_of_ids([str(r[1]) for r in rows])
+        for (docid, _), pos in zip(rows, found, strict=True):
+            if pos is not None:
+                out[int(docid)] = pos
+    return out
+
+
+def fts5_leg(
+    reader: MemoryReader, q: FullTextQuery, where: tuple[str, VectorFilter], depth: int
+) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """The ``depth`` best BM25 rows (id, ``_score`` higher = better, ``_rowid``) passing the
+    filters (``where``: the SQL and the same filters for the matrix), or ``(None, reason)`` when
+    the FTS5 table cannot answer for this version."""
+    reason = unavailable(reader)
+    if reason is not None:
+        return None, reason
+    expr = fts5_match(q)
+    if not expr or depth <= 0:
+        return [], None
+    try:
+        if reader.opened is None or reader.row_count() > vectors.EXACT_MAX_ROWS:
+            return _by_sql(reader, expr, where[0], depth), None
+        return _by_matrix(
+            reader, reader.opened.memo("vector_index", VectorIndex), expr, where[1], depth
+        ), None
+    except sqlite3.Error as exc:  # no such table (an index.db the writer has not upgraded), corrupt
+        return None, f"it cannot be read ({exc})"
+
+
+def _by_sql(reader: MemoryReader, expr: str, where: str, depth: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    page, offset = max(SQL_PAGE, depth * 4), 0
+    while len(out) < depth:
+        found = reader.conn.execute(_PAGE_SQL, (expr, page, offset)).fetchall()
+        if not found:
+            break
+        offset += len(found)
+        ids = [str(r[0]) for r in found]
+        scan = (
+            reader.table.search().where(f"{sql_in('id', ids)} AND ({where})").select(["id"]).with_row_id(True)
+        )
+        passing = {str(r["id"]): int(r["_rowid"]) for r in scan.limit(len(ids)).to_list()}
+        out += [{"id": i, "_score": float(s), "_rowid": passing[i]} for i, s in found if i in passing]
+    return out[:depth]
+
+
+def _by_matrix(
+    reader: MemoryReader, index: VectorIndex, expr: str, vf: VectorFilter, depth: int
+) -> list[dict[str, Any]]:
+    matrix = index.matrix(reader)
+    if reader.opened is None:
+        return []
+    docmap = reader.opened.memo("fts_positions", lambda: _positions(reader, matrix))
+    found = reader.conn.execute(_MATCH_SQL, (expr,)).fetchall()
+    if not found:
+        return []
+    allowed = matrix.allowed(index.passing(reader, vf.where), vf)
+    pairs = np.asarray(found, dtype=np.float64)
+    docids = pairs[:, 0].astype(np.int64)
+    scores = -pairs[:, 1]  # bm25() is lower-is-better
+    pos = np.where(docids < len(docmap), docmap[np.minimum(docids, len(docmap) - 1)], -1)
+    keep = pos >= 0
+    keep[keep] = allowed[pos[keep]]
+    pos, scores, docids = pos[keep], scores[keep], docids[keep]
+    if len(pos) > depth:  # the depth best and every tie of the last one (ties go by docid)
+        kth = -np.partition(-scores, depth - 1)[depth - 1]
+        top = np.flatnonzero(scores >= kth)
+        pos, scores, docids = pos[top], scores[top], docids[top]
+    order = np.lexsort((docids, -scores))[:depth]
+    ids = [i.decode() for i in matrix.ids[pos[order]].tolist()]
+    rids = matrix.row_ids[pos[order]].tolist()
+    return [
+        {"id": i, "_score": float(s), "_rowid": int(r)}
+        for i, s, r in zip(ids, scores[order].tolist(), rids, strict=True)
+    ]
