@@ -33,6 +33,7 @@ from local_memory_shared.errors import StoreError
 from local_memory_shared.memory.model import MemoryRecord, utc_now
 from local_memory_shared.memory.schema import (
     FTS5_IDS_TABLE,
+    FTS5_PROJECTS_TABLE,
     FTS5_TABLE,
     FTS5_VERSION_KEY,
     FTS_COLUMNS,
@@ -42,6 +43,7 @@ from local_memory_shared.memory.schema import (
     VECTOR_COLUMN,
     MemoryPaths,
     memory_arrow_schema,
+    project_docids,
 )
 from local_memory_shared.memory.uid import UID_RE
 
@@ -109,12 +111,29 @@ def fulltext_values(row: dict[str, Any]) -> tuple[str, ...]:
 _FTS_INSERT = f"INSERT INTO {FTS5_TABLE}(rowid, {', '.join(FTS_COLUMNS)}) VALUES (?{',?' * len(FTS_COLUMNS)})"
 
 
+def _new_docid(cur: sqlite3.Connection, project: str) -> int:
+    """The next docid of ``project``'s rowid range (a new project gets the next slot)."""
+    found = cur.execute(f"SELECT slot FROM {FTS5_PROJECTS_TABLE} WHERE project = ?", (project,)).fetchone()
+    if found is None:
+        slot = int(
+            cur.execute(f"INSERT INTO {FTS5_PROJECTS_TABLE}(project) VALUES (?)", (project,)).lastrowid or 0
+        )
+    else:
+        slot = int(found[0])
+    lo, hi = project_docids(slot)
+    last = cur.execute(
+        f"SELECT max(docid) FROM {FTS5_IDS_TABLE} WHERE docid BETWEEN ? AND ?", (lo, hi)
+    ).fetchone()
+    return lo if last[0] is None else int(last[0]) + 1
+
+
 def put_fulltext(cur: sqlite3.Connection, rows: Iterable[dict[str, Any]]) -> None:
     """Insert or replace the FTS5 rows of ``rows`` (each keeps its docid while it exists)."""
     for row in rows:
         found = cur.execute(f"SELECT docid FROM {FTS5_IDS_TABLE} WHERE id = ?", (row["id"],)).fetchone()
         if found is None:
-            docid = cur.execute(f"INSERT INTO {FTS5_IDS_TABLE}(id) VALUES (?)", (row["id"],)).lastrowid
+            docid = _new_docid(cur, row["project"])
+            cur.execute(f"INSERT INTO {FTS5_IDS_TABLE}(docid, id) VALUES (?, ?)", (docid, row["id"]))
         else:
             docid = found[0]
             cur.execute(f"DELETE FROM {FTS5_TABLE} WHERE rowid = ?", (docid,))
@@ -134,6 +153,7 @@ def clear_fulltext(cur: sqlite3.Connection) -> None:
     """Empty the FTS5 table; it mirrors no version until the next publish."""
     cur.execute(f"DELETE FROM {FTS5_TABLE}")
     cur.execute(f"DELETE FROM {FTS5_IDS_TABLE}")
+    cur.execute(f"DELETE FROM {FTS5_PROJECTS_TABLE}")
     cur.execute("DELETE FROM memory_meta WHERE key = ?", (FTS5_VERSION_KEY,))
 
 
@@ -144,12 +164,20 @@ def build_fulltext(cur: sqlite3.Connection, table: Any) -> int:
     rows = table.count_rows()
     if not rows:
         return 0
-    scan = table.search().select(["id", *FTS_COLUMNS]).limit(rows + 1).to_arrow()
-    batch = scan.to_pylist()
+    scan = table.search().select(["id", "project", *FTS_COLUMNS]).limit(rows + 1).to_arrow()
+    batch = sorted(scan.to_pylist(), key=lambda r: (r["project"], r["id"]))
+    docids: list[int] = []
+    for project in dict.fromkeys(r["project"] for r in batch):
+        slot = int(
+            cur.execute(f"INSERT INTO {FTS5_PROJECTS_TABLE}(project) VALUES (?)", (project,)).lastrowid or 0
+        )
+        first = project_docids(slot)[0]
+        docids += [first + n for n in range(sum(1 for r in batch if r["project"] == project))]
     cur.executemany(
-        f"INSERT INTO {FTS5_IDS_TABLE}(docid, id) VALUES (?, ?)", enumerate((r["id"] for r in batch), 1)
+        f"INSERT INTO {FTS5_IDS_TABLE}(docid, id) VALUES (?, ?)",
+        zip(docids, (r["id"] for r in batch), strict=True),
     )
-    cur.executemany(_FTS_INSERT, ((n, *fulltext_values(r)) for n, r in enumerate(batch, 1)))
+    cur.executemany(_FTS_INSERT, ((d, *fulltext_values(r)) for d, r in zip(docids, batch, strict=True)))
     return len(batch)
 
 

@@ -77,6 +77,8 @@ class VectorFilter:
     unexpired_at: str | None
     #: ``array_has_any(paths, path_patterns)``; None: no path filter
     path_patterns: tuple[str, ...] | None
+    #: ``project = project`` (also in ``where``; the FTS5 leg seeks to the project's docids)
+    project: str | None = None
 
 
 def compile_where(f: MemoryFilters, *, per_call: bool = True) -> str:
@@ -135,6 +137,7 @@ def compile_filters(reader: MemoryReader, f: MemoryFilters) -> tuple[str, Vector
         created_max=f.as_of,
         unexpired_at=expiry_moment(f),
         path_patterns=None if patterns is None else tuple(patterns),
+        project=f.project,
     )
     return " AND ".join([where, *(c for c in (path, meta) if c)]), vf
 

@@ -31,11 +31,16 @@ FTS_COLUMNS: tuple[str, ...] = tuple(FTS_BOOSTS)
 #: The searcher's full-text leg: an SQLite FTS5 table in index.db with one row per record of the
 #: published version (columns ``FTS_COLUMNS``; list columns joined by spaces), porter stemming
 #: over unicode61 words, ranked by ``bm25()`` with ``FTS_BOOSTS`` as column weights. Its rowid is
-#: the record's ``docid`` in ``memory_fts_ids``. The writer changes it in the transaction that
-#: publishes the LanceDB version and records that version as ``memory_meta.fts_version``: a reader
-#: whose pinned version differs (an index written by an older writer) falls back to LanceDB's FTS.
+#: the record's ``docid`` in ``memory_fts_ids``: ``slot << FTS5_PROJECT_SHIFT`` + a sequence, the
+#: slot being its project's in ``memory_fts_projects``, so a project's records are one rowid range
+#: (:func:`project_docids`) that FTS5 seeks to instead of scoring every project's matches. The writer
+#: changes the rows in the transaction that publishes the LanceDB version and records that version
+#: as ``memory_meta.fts_version``: a reader whose pinned version differs (an index written by an
+#: older writer) falls back to LanceDB's FTS.
 FTS5_TABLE = "memory_fts"
 FTS5_IDS_TABLE = "memory_fts_ids"
+FTS5_PROJECTS_TABLE = "memory_fts_projects"
+FTS5_PROJECT_SHIFT = 32
 FTS5_TOKENIZE = "porter unicode61"
 FTS5_VERSION_KEY = "fts_version"
 SOCKET_NAME = "writer.sock"
@@ -170,9 +175,15 @@ CREATE TABLE IF NOT EXISTS hit_sessions (
 """
     # Full-text leg (see FTS5_TABLE): docid = the FTS5 rowid of a record, stable while it exists.
     + f"CREATE TABLE IF NOT EXISTS {FTS5_IDS_TABLE} (docid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE);\n"
+    f"CREATE TABLE IF NOT EXISTS {FTS5_PROJECTS_TABLE} (slot INTEGER PRIMARY KEY, project TEXT NOT NULL UNIQUE);\n"
     f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS5_TABLE} USING fts5({', '.join(FTS_COLUMNS)},"
     f" tokenize='{FTS5_TOKENIZE}');\n"
 )
+
+
+def project_docids(slot: int) -> tuple[int, int]:
+    """The first and last FTS5 docid of the project in ``slot`` (see ``FTS5_TABLE``)."""
+    return slot << FTS5_PROJECT_SHIFT, ((slot + 1) << FTS5_PROJECT_SHIFT) - 1
 
 
 def published_version(conn: sqlite3.Connection) -> int | None:
