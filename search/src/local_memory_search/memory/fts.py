@@ -32,6 +32,7 @@ from local_memory_shared.memory.schema import (
     FTS5_TABLE,
     FTS5_VERSION_KEY,
     FTS_BOOSTS,
+    FTS_COLUMNS,
     project_docids,
 )
 
@@ -107,9 +108,9 @@ def fts5_leg(
         if docids is None:
             return [], None
         rare = without_common_words(reader, q)
-        rows = _ranked(reader, fts5_match(rare), docids, where, depth)
+        rows = _ranked(reader, fts5_match(rare, FTS_COLUMNS), docids, where, depth)
         if not rows and rare is not q:  # the rarer words match nothing that passes the filters
-            rows = _ranked(reader, fts5_match(q), docids, where, depth)
+            rows = _ranked(reader, fts5_match(q, FTS_COLUMNS), docids, where, depth)
         return rows, None
     except sqlite3.Error as exc:  # no such table (an index.db the writer has not upgraded), corrupt
         return None, f"it cannot be read ({exc})"
@@ -140,7 +141,7 @@ def without_common_words(reader: MemoryReader, q: FullTextQuery) -> FullTextQuer
     for t in q.terms:
         if t.text not in freq:
             sql = f"SELECT count(*) FROM {FTS5_TABLE} WHERE {FTS5_TABLE} MATCH ?"
-            freq[t.text] = int(reader.conn.execute(sql, (fts5_match(FullTextQuery((t,))),)).fetchone()[0])
+            freq[t.text] = int(reader.conn.execute(sql, (f'"{t.text}"',)).fetchone()[0])  # \\w+ only
     rare = tuple(t for t in q.terms if freq[t.text] <= limit)
     return FullTextQuery(rare) if rare and len(rare) < len(q.terms) else q
 
