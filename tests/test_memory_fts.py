@@ -233,3 +233,28 @@ def test_filters_apply_before_ranking_even_when_they_exclude_the_top_bm25_hits(w
         assert not set(keep) & {r["id"] for r in top}  # unfiltered, they are far from the top
     out = search(fulltext="kafka", mode="fulltext", path="svc/a.py", limit=2, candidateLimit=2)
     assert sorted(ids_of(out)) == sorted(keep)
+
+
+def test_common_words_are_left_out_only_while_rarer_words_match(writer, monkeypatch):
+    """From ``COMMON_MIN_ROWS`` records (forced to 0 here), a plain query's words found in more than
+    ``COMMON_SHARE`` of the records rank nothing by themselves; with no rarer match the full query answers."""
+    monkeypatch.setattr(fts, "COMMON_MIN_ROWS", 0)
+    filler = [writer.write(note(f"The note {n}", f"The text of the note {n}.")).record.id for n in range(4)]
+    rare = writer.write(note("Zeppelin hangar", "The hangar doors stick.")).record.id
+    writer.write(note("Airship museum", "Tours every day.", project="other"))
+    with open_reader() as reader:
+        where = compile_filters(reader, MemoryFilters(project="acme"))
+        assert (
+            fts.without_common_words(reader, parse_fulltext("the zeppelin")).terms
+            == parse_fulltext("zeppelin").terms
+        )
+        rows, _ = fts.fts5_leg(reader, parse_fulltext("the zeppelin"), where, 10)
+        assert [r["id"] for r in rows] == [rare]  # the records matching only "the" are out
+        monkeypatch.setattr(fts, "COMMON_MIN_ROWS", 10**9)
+        rows, _ = fts.fts5_leg(reader, parse_fulltext("the zeppelin"), where, 10)
+        assert rows[0]["id"] == rare and set(filler) <= {r["id"] for r in rows}  # below the size: every word
+        monkeypatch.setattr(fts, "COMMON_MIN_ROWS", 0)
+        only_other = compile_filters(reader, MemoryFilters(project="acme", kinds=("note",)))
+        rows, _ = fts.fts5_leg(reader, parse_fulltext("the museum"), only_other, 10)
+        assert set(filler) | {rare} == {r["id"] for r in rows}  # "museum" passes no filter: all words answer
+    assert ids_of(search(fulltext="the zeppelin", mode="fulltext")) == [rare]
