@@ -50,6 +50,11 @@ _MATCH_SQL = (
     f"SELECT rowid, bm25({FTS5_TABLE}, {_WEIGHTS}) FROM {FTS5_TABLE}"
     f" WHERE {FTS5_TABLE} MATCH ? AND rowid BETWEEN ? AND ?"
 )
+#: The best ``TOP_FACTOR * depth`` matches first (best BM25, then docid: the leg's own order):
+#: SQLite sorts them, Python receives only those; when fewer than ``depth`` of them pass the
+#: filters, every match is read.
+_TOP_SQL = _MATCH_SQL + " ORDER BY 2, 1 LIMIT ?"
+TOP_FACTOR = 4
 _PAGE_SQL = (
     f"SELECT i.id, -bm25({FTS5_TABLE}, {_WEIGHTS}) AS score FROM {FTS5_TABLE}"
     f" JOIN {FTS5_IDS_TABLE} AS i ON i.docid = {FTS5_TABLE}.rowid"
@@ -177,18 +182,22 @@ def _by_matrix(
     if reader.opened is None:
         return []
     known, known_pos = reader.opened.memo("fts_positions", lambda: _positions(reader, matrix))
-    found = reader.conn.execute(_MATCH_SQL, (expr, *docids_in)).fetchall()
-    if not found:
-        return []
     allowed = matrix.allowed(index.passing(reader, vf.where), vf)
-    pairs = np.asarray(found, dtype=np.float64)
-    docids = pairs[:, 0].astype(np.int64)
-    scores = -pairs[:, 1]  # bm25() is lower-is-better
-    at = np.minimum(np.searchsorted(known, docids), max(len(known) - 1, 0))
-    pos = np.where(known[at] == docids, known_pos[at], -1) if len(known) else np.full(len(docids), -1)
-    keep = pos >= 0
-    keep[keep] = allowed[pos[keep]]
-    pos, scores, docids = pos[keep], scores[keep], docids[keep]
+
+    def passing(found: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        pairs = np.asarray(found, dtype=np.float64).reshape(-1, 2)
+        docids = pairs[:, 0].astype(np.int64)
+        scores = -pairs[:, 1]  # bm25() is lower-is-better
+        at = np.minimum(np.searchsorted(known, docids), max(len(known) - 1, 0))
+        pos = np.where(known[at] == docids, known_pos[at], -1) if len(known) else np.full(len(docids), -1)
+        keep = pos >= 0
+        keep[keep] = allowed[pos[keep]]
+        return pos[keep], scores[keep], docids[keep]
+
+    first = reader.conn.execute(_TOP_SQL, (expr, *docids_in, depth * TOP_FACTOR)).fetchall()
+    pos, scores, docids = passing(first)
+    if len(pos) < depth and len(first) == depth * TOP_FACTOR:  # the filters pass too few of them
+        pos, scores, docids = passing(reader.conn.execute(_MATCH_SQL, (expr, *docids_in)).fetchall())
     if len(pos) > depth:  # the depth best and every tie of the last one (ties go by docid)
         kth = -np.partition(-scores, depth - 1)[depth - 1]
         top = np.flatnonzero(scores >= kth)
