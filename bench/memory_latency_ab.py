@@ -10,8 +10,8 @@ labelled queries of ``bench.memory_bench`` (hybrid mode, ``limit`` 10) over one 
 rows (the bench's 2,000-record vault replicated, as ``memory_bench --scale`` builds it); ``--data``
 keeps that index for the next run. Queries alternate between the workers (A then B, B then A on the
 next), so the shared machine's load hits both alike. Reported per side: p50/p95 of the time spent in
-``call_tool`` inside the worker, the ratios new/old, the load average, and whether every answer is
-identical (ids, order, scores).
+``call_tool`` inside the worker and of the process CPU it used, the ratios new/old, the load
+average, and whether every answer is identical (ids, order, scores).
 """
 
 from __future__ import annotations
@@ -43,11 +43,11 @@ def _worker() -> None:
     sys.stdout.flush()
     for line in sys.stdin:
         req = json.loads(line)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         env = call_tool("memory_search", req["args"])
-        ms = (time.perf_counter() - t0) * 1000
+        ms, cpu = (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
         hits = [[h["id"], h.get("score")] for h in env.get("results") or []]
-        sys.stdout.write(json.dumps({"ms": ms, "ok": env["ok"], "hits": hits}) + "\n")
+        sys.stdout.write(json.dumps({"ms": ms, "cpu_ms": cpu, "ok": env["ok"], "hits": hits}) + "\n")
         sys.stdout.flush()
 
 
@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             old.call(query_args(q))
             new.call(query_args(q))
         ms: dict[str, list[float]] = {"old": [], "new": []}
+        cpu: dict[str, list[float]] = {"old": [], "new": []}
         mismatches: list[dict[str, Any]] = []
         load: list[float] = []
         n = n_diff = 0
@@ -157,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                 for name, w in order:
                     replies[name] = w.call(args)
                     ms[name].append(replies[name]["ms"])
+                    cpu[name].append(replies[name]["cpu_ms"])
                 if replies["old"]["hits"] != replies["new"]["hits"]:
                     n_diff += 1
                 if replies["old"]["hits"] != replies["new"]["hits"] and len(mismatches) < 3:
@@ -181,6 +183,13 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_new_over_old": {
             "p50": round(pct(ms["new"], 0.5) / pct(ms["old"], 0.5), 2),
             "p95": round(pct(ms["new"], 0.95) / pct(ms["old"], 0.95), 2),
+        },
+        # process CPU of the call (every thread, LanceDB's and ONNX's too): far less bent by the
+        # machine's load than wall time
+        "cpu_ms": {side: {"p50": pct(x, 0.5), "p95": pct(x, 0.95)} for side, x in cpu.items()},
+        "cpu_ratio_new_over_old": {
+            "p50": round(pct(cpu["new"], 0.5) / max(pct(cpu["old"], 0.5), 0.1), 2),
+            "p95": round(pct(cpu["new"], 0.95) / max(pct(cpu["old"], 0.95), 0.1), 2),
         },
         "different_answers": n_diff,
         "mismatches": mismatches,
