@@ -9,11 +9,12 @@ meanwhile. When ``fts_version`` is not the pinned version (an index written by a
 predates the FTS5 table) or the table cannot be read, :func:`fts5_leg` returns None with the
 reason and the caller answers from LanceDB's full-text index with a warning.
 
-Filters stay before ranking: every match's (docid, bm25) comes back from SQLite (one pass, no
-``ORDER BY``), each docid maps to its row of the version's in-memory matrix (``vectors``, built
-once per version; the docid map too) and only rows passing the same filter mask as the vector
-leg's compete for the ``depth`` places, so a filter that excludes most top-BM25 hits never makes a
-page short. Where there is no matrix (above ``vectors.EXACT_MAX_ROWS`` records, or a reader without a
+Filters stay before ranking: a project filter is the project's docid range (FTS5 seeks to it);
+the ``TOP_FACTOR * depth`` best (docid, bm25) come back from SQLite, each docid maps to its row of
+the version's in-memory matrix (``vectors``, built once per version; the docid map too) and only
+rows passing the same filter mask as the vector leg's compete for the ``depth`` places; when fewer
+than ``depth`` of them pass, every match is read and masked, so a filter that excludes most
+top-BM25 hits never makes a page short. Where there is no matrix (above ``vectors.EXACT_MAX_ROWS`` records, or a reader without a
 pinned handle) the matches come in BM25 order, ``SQL_PAGE`` at a time, and each page keeps the
 ids LanceDB finds under the SQL ``where``, until ``depth`` passed or the matches ran out. Both
 order ties by docid.
