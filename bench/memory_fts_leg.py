@@ -6,7 +6,8 @@
 by default, FTS5 rows included). Queries: the bench's labelled queries (with their project,
 ``path`` and ``asOf`` filters, as ``memory_latency_ab`` sends them) plus the ``--common`` most
 frequent words of the index alone and all of them ORed into one query — the worst cases, where
-almost every record matches. Each query runs through both legs alternately (new, old; old, new)
+almost every record matches. The new side is the searcher's leg as it runs (FTS5, or LanceDB for a query ``fts.too_wide``
+for FTS5; how many is reported). Each query runs through both legs alternately (new, old; old, new)
 at the depth a ``limit 10`` hybrid search uses (30), after one warm-up pass that builds the
 per-version matrix, masks and docid map. Prints p50/p95/max per leg, the slowest queries of each,
 the top-30 overlap of the two legs and the load average beside every figure.
@@ -71,12 +72,18 @@ def main(argv: list[str] | None = None) -> int:
     load: list[float] = []
     with open_reader() as reader:
         compiled = [(text, parse_fulltext(text), compile_filters(reader, f)) for text, f in queries]
+        wide = sum(
+            fts.too_wide(
+                reader, fts.without_common_words(reader, q), fts._docid_range(reader, w[1].project) or (0, 0)
+            )
+            for _, q, w in compiled
+        )
 
         def run(leg: str, q: Any, where: Any) -> tuple[float, list[str]]:
             t0 = time.perf_counter()
-            if leg == "fts5":
-                rows, reason = fts.fts5_leg(reader, q, where, depth)
-                assert rows is not None, reason
+            if leg == "fts5":  # the searcher's leg: FTS5, or LanceDB for a query too wide for it
+                rows, warnings = S._fts_leg(reader, q, where, depth)
+                assert not warnings, warnings
             else:
                 rows, _ = S._lance_fts_leg(reader, q, where[0], depth)
             return (time.perf_counter() - t0) * 1000, [r["id"] for r in rows]
@@ -117,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             "p95": round(pct(ms["fts5"], 0.95) / pct(ms["lance"], 0.95), 2),
         },
         "slowest_median_ms": slowest,
+        "queries_too_wide_for_fts5": wide,
         "top30_overlap_mean": round(statistics.fmean(overlap), 3) if overlap else None,
         "common_words": common,
     }

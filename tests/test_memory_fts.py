@@ -258,3 +258,23 @@ def test_common_words_are_left_out_only_while_rarer_words_match(writer, monkeypa
         rows, _ = fts.fts5_leg(reader, parse_fulltext("the museum"), only_other, 10)
         assert set(filler) | {rare} == {r["id"] for r in rows}  # "museum" passes no filter: all words answer
     assert ids_of(search(fulltext="the zeppelin", mode="fulltext")) == [rare]
+
+
+def test_a_query_too_wide_for_fts5_is_ranked_by_lancedb_without_a_warning(writer, monkeypatch):
+    """Past ``MAX_FTS5_WORK`` (estimated match x phrase pairs; forced low here) LanceDB's FTS,
+    which skips records that cannot reach the top, ranks the query: same records, no warning."""
+    monkeypatch.setattr(fts, "COMMON_MIN_ROWS", 0)
+    texts = (
+        "Consumers fall behind the brokers.",
+        "Lag alerts page the on-call.",
+        "Rebalances stall every poll.",
+    )
+    ids = {writer.write(note(f"Kafka lag {n}", t)).record.id for n, t in enumerate(texts)}
+    with open_reader() as reader:
+        where = compile_filters(reader, MemoryFilters(project="acme"))
+        assert fts.fts5_leg(reader, parse_fulltext("kafka lag"), where, 10)[1] is None
+        assert fts.fts5_leg(reader, parse_fulltext("kafka lag"), where, 10)[0] is not None
+        monkeypatch.setattr(fts, "MAX_FTS5_WORK", 1)
+        assert fts.fts5_leg(reader, parse_fulltext("kafka lag"), where, 10) == (None, None)
+    out = search(fulltext="kafka lag", mode="fulltext")
+    assert set(ids_of(out)) == ids and not codes(out)

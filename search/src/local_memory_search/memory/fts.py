@@ -69,6 +69,10 @@ _ALL_DOCIDS = (0, (1 << 62) - 1)
 COMMON_SHARE = 0.25
 #: ... in versions of at least this many records (below, every word is scored: it is cheap).
 COMMON_MIN_ROWS = 10_000
+#: The (match, phrase) pairs above which a plain query goes to LanceDB's FTS (:func:`too_wide`):
+#: ~40 ms of FTS5 on the loaded 2-core machine (0.4 us a pair at load 16); the bench's worst
+#: query, its 15 most frequent words over every project, is ~1.8 million (846 ms; LanceDB 114 ms).
+MAX_FTS5_WORK = 100_000
 #: Matches per page of the path without a matrix (``depth`` * 4 at least).
 SQL_PAGE = 200
 
@@ -102,8 +106,9 @@ def fts5_leg(
     reader: MemoryReader, q: FullTextQuery, where: tuple[str, VectorFilter], depth: int
 ) -> tuple[list[dict[str, Any]] | None, str | None]:
     """The ``depth`` best BM25 rows (id, ``_score`` higher = better, ``_rowid``) passing the
-    filters (``where``: the SQL and the same filters for the matrix), or ``(None, reason)`` when
-    the FTS5 table cannot answer for this version."""
+    filters (``where``: the SQL and the same filters for the matrix), ``(None, reason)`` when
+    the FTS5 table cannot answer for this version, ``(None, None)`` when the query is
+    :func:`too_wide` for it (LanceDB's FTS answers; nothing is degraded)."""
     reason = unavailable(reader)
     if reason is not None:
         return None, reason
@@ -114,6 +119,8 @@ def fts5_leg(
         if docids is None:
             return [], None
         rare = without_common_words(reader, q)
+        if too_wide(reader, rare, docids):
+            return None, None
         rows = _ranked(reader, fts5_match(rare, FTS_COLUMNS), docids, where, depth)
         if not rows and rare is not q:  # the rarer words match nothing that passes the filters
             rows = _ranked(reader, fts5_match(q, FTS_COLUMNS), docids, where, depth)
@@ -130,6 +137,37 @@ def _ranked(
     return _by_matrix(reader, reader.opened.memo("vector_index", VectorIndex), expr, docids, where[1], depth)
 
 
+def _doc_freq(reader: MemoryReader, q: FullTextQuery) -> dict[str, int]:
+    """Records containing each word of ``q`` (counted once per version and word)."""
+    freq: dict[str, int] = reader.opened.memo("fts_doc_freq", dict) if reader.opened else {}
+    for t in q.terms:
+        if t.text not in freq:
+            sql = f"SELECT count(*) FROM {FTS5_TABLE} WHERE {FTS5_TABLE} MATCH ?"
+            freq[t.text] = int(reader.conn.execute(sql, (f'"{t.text}"',)).fetchone()[0])  # \\w+ only
+    return freq
+
+
+def too_wide(reader: MemoryReader, q: FullTextQuery, docids: tuple[int, int]) -> bool:
+    """Would FTS5 score so many (match, phrase) pairs for plain ``q`` that LanceDB's FTS (which
+    skips records that cannot reach the top) answers sooner? Estimated as the words' matches in
+    the docid range (document frequency x the range's share of the records) x the expression's
+    phrases (two a word); from ``COMMON_MIN_ROWS`` records only."""
+    rows = reader.row_count()
+    if not q.is_plain or rows < COMMON_MIN_ROWS:
+        return False
+    share = 1.0
+    if docids != _ALL_DOCIDS:  # records in the range, counted once per version and range
+        sizes: dict[tuple[int, int], int] = (
+            reader.opened.memo("fts_range_rows", dict) if reader.opened else {}
+        )
+        if docids not in sizes:
+            sql = f"SELECT count(*) FROM {FTS5_IDS_TABLE} WHERE docid BETWEEN ? AND ?"
+            sizes[docids] = int(reader.conn.execute(sql, docids).fetchone()[0])
+        share = sizes[docids] / rows
+    matches = share * sum(_doc_freq(reader, q)[t.text] for t in q.terms)
+    return matches * 2 * len(q.terms) > MAX_FTS5_WORK
+
+
 def without_common_words(reader: MemoryReader, q: FullTextQuery) -> FullTextQuery:
     """``q`` without the words more than ``COMMON_SHARE`` of the version's records contain, when
     it is a plain OR of words and some of its words are rarer (else ``q`` itself).
@@ -142,12 +180,8 @@ def without_common_words(reader: MemoryReader, q: FullTextQuery) -> FullTextQuer
     """
     if not q.is_plain or len(q.terms) < 2 or reader.row_count() < COMMON_MIN_ROWS:
         return q
-    freq: dict[str, int] = reader.opened.memo("fts_doc_freq", dict) if reader.opened else {}
+    freq = _doc_freq(reader, q)
     limit = COMMON_SHARE * max(reader.row_count(), 1)
-    for t in q.terms:
-        if t.text not in freq:
-            sql = f"SELECT count(*) FROM {FTS5_TABLE} WHERE {FTS5_TABLE} MATCH ?"
-            freq[t.text] = int(reader.conn.execute(sql, (f'"{t.text}"',)).fetchone()[0])  # \\w+ only
     rare = tuple(t for t in q.terms if freq[t.text] <= limit)
     return FullTextQuery(rare) if rare and len(rare) < len(q.terms) else q
 

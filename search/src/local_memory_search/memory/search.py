@@ -190,6 +190,8 @@ def _fts_leg(
     rows, reason = fts5_leg(reader, q, where, depth)
     if rows is not None:
         return rows, []
+    if reason is None:  # too wide a query for FTS5: LanceDB's FTS ranks it sooner
+        return _lance_fts_leg(reader, q, where[0], depth)
     log.info("memory FTS5 table unusable (%s); LanceDB full-text search answers", reason)
     stale = warning(FTS_UNAVAILABLE, f"The memory full-text table (SQLite FTS5 in index.db) cannot answer: {reason}; "
                     "LanceDB's full-text index answered instead (slower, BM25 scored per column). The memory writer "
