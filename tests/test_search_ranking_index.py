@@ -125,3 +125,14 @@ def test_every_factor_is_one_when_the_knobs_are_off(monkeypatch):
     monkeypatch.setattr(ranking, "KNOBS", ranking.OFF)
     for values, _ in factors("invoice total with tax").values():
         assert set(values.values()) == {1.0}, values
+
+
+def test_name_precision_scales_a_file_name_the_query_names_only_in_part():
+    found = factors("invoice total with tax")
+    code, _ = by_file(found, "src/billing/invoice.py")[0]
+    test, _ = by_file(found, "tests/test_invoice.py")[0]
+    boost = ranking.KNOBS.file_name_boost
+    assert code["name_precision"] == 1.0  # "invoice" is all of invoice.py's name
+    # test_invoice: the query names 1 of its 2 words, so its file-name share (1 of 3) is halved
+    assert test["name_match"] == pytest.approx(1 + boost / 3)
+    assert test["name_match"] * test["name_precision"] == pytest.approx(1 + boost / 3 / 2)
