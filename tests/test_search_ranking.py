@@ -158,3 +158,11 @@ def test_a_module_file_is_named_by_its_folder(path: str) -> None:
     assert name_factor(path, shape, KNOBS) == pytest.approx(1 + KNOBS.file_name_boost / 2)
     assert name_factor(path, shape, replace(KNOBS, module_file_folder=0.0)) == 1.0
     assert name_factor("src/routing/other.rs", shape, KNOBS) == 1.0
+
+
+def test_a_test_files_marker_is_not_a_name_word_the_query_misses() -> None:
+    shape = QueryShape.of("a group with a custom command class")
+    # test_custom_classes is named "custom classes": the query names all of it
+    assert name_factor("tests/test_custom_classes.py", shape, KNOBS) == pytest.approx(
+        name_factor("src/custom_classes.py", shape, KNOBS)
+    )

@@ -178,8 +178,14 @@ _MODULE_STEMS = frozenset({"mod", "init", "index", "__init__"})
 
 
 def _name_parts(name: str) -> frozenset[str]:
-    """The words a name is made of (``HttpCacheLegacy`` -> http, cache, legacy), plurals folded."""
-    return frozenset(_norm(w) for piece in re.split(r"[^A-Za-z0-9]+", name) for w in split_identifier(piece))
+    """The words a name is made of (``HttpCacheLegacy`` -> http, cache, legacy), plurals folded;
+    a test file's marker is not one of them (``test_custom_classes`` is named "custom classes")."""
+    parts = frozenset(_norm(w) for piece in re.split(r"[^A-Za-z0-9]+", name) for w in split_identifier(piece))
+    return parts - _TEST_MARKERS if parts - _TEST_MARKERS else parts
+
+
+#: Words that mark a test file's name (``test_x``, ``x_test``, ``XTests``, ``x_spec``), not name it.
+_TEST_MARKERS = frozenset({"test", "spec"})
 
 
 def path_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
