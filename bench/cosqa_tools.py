@@ -25,6 +25,7 @@ def sweep(specs: list[str]) -> dict[str, Any]:
     """``search_hybrid`` under each knob spec (as ``bench.semble --sweep``: ``RankingKnobs`` fields
     or tool arguments), the legs run once per query and memoised."""
     from local_memory_search import ranking
+    from local_memory_search.api import RESULT_CACHE
 
     from .semble import cached_legs, parse_knobs
 
@@ -35,6 +36,7 @@ def sweep(specs: list[str]) -> dict[str, Any]:
             configs = {spec or "default": parse_knobs(spec) for spec in ["", *specs]}  # all from the defaults
             for label, (knobs, extra) in configs.items():
                 ranking.KNOBS = knobs
+                RESULT_CACHE.clear()  # the searches do not bust the result cache; knobs are not in its key
                 out[label] = run(["search_hybrid"], extra)["search_hybrid"]
                 print(f"{label:40s} ndcg@10 {out[label]['ndcg@10']:.4f}", file=sys.stderr)
     finally:

@@ -362,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     only = [r for r in args.repos.split(",") if r]
     if args.ablation or args.sweep:
         os.environ["LOCAL_VECTOR_SEARCH_DATA_ROOT"] = str(DATA_ROOT[0])
-        names = only or halves()[args.half if args.half != "all" else "tuning"]
+        half = halves()[args.half if args.half != "all" else "tuning"]
+        names = [n for n in half if n in only] if only else half  # --repos narrows the half
         if args.sweep:
             out = sweep(names, {"default": parse_knobs(""), **{s: parse_knobs(s) for s in args.sweep}})
         else:

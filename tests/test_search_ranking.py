@@ -131,3 +131,38 @@ def test_the_leg_confidence_uses_the_knobs_exponent() -> None:
         ranked, _ = fuse(req("zzz"), 1.0, sem, None, NEWEST, knobs=knobs)
         b = next(s for s in ranked if s.chunk_id == "b")
         assert b.semantic_confidence == pytest.approx(0.5**knobs.confidence_exponent)
+
+
+def test_name_precision_prefers_the_file_the_query_names_wholly() -> None:
+    # Both names hold "http" and "cache"; only one is nothing but those words.
+    sem = leg(
+        "semantic", [("legacy", 0.90, "cache/HttpCacheLegacy.kt"), ("cache", 0.88, "cache/HttpCache.kt")]
+    )
+    query = req("how the http cache stores responses")
+    ranked, _ = fuse(query, 1.0, sem, None, NEWEST, knobs=KNOBS)
+    assert [s.chunk_id for s in ranked] == ["cache", "legacy"]
+    legacy = dict(next(s for s in ranked if s.chunk_id == "legacy").factors)
+    assert legacy["name_match"] == pytest.approx(1 + KNOBS.file_name_boost * 2 / 4)
+    # 2 of the name's 3 words matched: the file-name share is scaled by 2/3
+    assert legacy["name_match"] * legacy["name_precision"] == pytest.approx(
+        1 + KNOBS.file_name_boost * 2 / 4 * 2 / 3
+    )
+    assert dict(next(s for s in ranked if s.chunk_id == "cache").factors)["name_precision"] == 1.0
+    plain, _ = fuse(query, 1.0, sem, None, NEWEST, knobs=replace(KNOBS, name_precision=0.0))
+    assert [s.chunk_id for s in plain] == ["legacy", "cache"]
+
+
+@pytest.mark.parametrize("path", ["src/routing/mod.rs", "lua/routing/init.lua", "src/routing/index.ts"])
+def test_a_module_file_is_named_by_its_folder(path: str) -> None:
+    shape = QueryShape.of("how routing works")
+    assert name_factor(path, shape, KNOBS) == pytest.approx(1 + KNOBS.file_name_boost / 2)
+    assert name_factor(path, shape, replace(KNOBS, module_file_folder=0.0)) == 1.0
+    assert name_factor("src/routing/other.rs", shape, KNOBS) == 1.0
+
+
+def test_a_test_files_marker_is_not_a_name_word_the_query_misses() -> None:
+    shape = QueryShape.of("a group with a custom command class")
+    # test_custom_classes is named "custom classes": the query names all of it
+    assert name_factor("tests/test_custom_classes.py", shape, KNOBS) == pytest.approx(
+        name_factor("src/custom_classes.py", shape, KNOBS)
+    )

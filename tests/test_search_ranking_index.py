@@ -50,6 +50,11 @@ def test_compute_invoice_total_adds_the_tax():
         account, amount = self.entries[index]
         self.entries.append((account, -amount))
 ''',
+    "src/billing/ledger_export.py": '''def export_rows(rows, path):
+    """Write rows to a CSV file at path."""
+    with open(path, "w") as fh:
+        fh.writelines(",".join(map(str, row)) + "\\n" for row in rows)
+''',
 }
 
 
@@ -125,3 +130,14 @@ def test_every_factor_is_one_when_the_knobs_are_off(monkeypatch):
     monkeypatch.setattr(ranking, "KNOBS", ranking.OFF)
     for values, _ in factors("invoice total with tax").values():
         assert set(values.values()) == {1.0}, values
+
+
+def test_name_precision_scales_a_file_name_the_query_names_only_in_part():
+    found = factors("ledger balance of an account")
+    ledger, _ = by_file(found, "src/billing/ledger.py")[0]
+    export, _ = by_file(found, "src/billing/ledger_export.py")[0]
+    boost = ranking.KNOBS.file_name_boost
+    assert ledger["name_precision"] == 1.0  # "ledger" is all of ledger.py's name
+    # ledger_export: the query names 1 of its 2 words, so its file-name share (1 of 3) is halved
+    assert export["name_match"] == pytest.approx(1 + boost / 3)
+    assert export["name_match"] * export["name_precision"] == pytest.approx(1 + boost / 3 / 2)

@@ -155,10 +155,12 @@ def _score_one(
     path = row.get("file_path") or ""
     factors: tuple[tuple[str, float], ...] = ()
     if req.mode == "hybrid":
+        name_match, name_precision = ranking.name_factors(path, ctx.shape, ctx.knobs)
         factors = (
             ("path_prior", ranking.path_factor(path, ctx.shape, ctx.knobs)),
             ("doc_prior", ranking.doc_factor(path, ctx.shape, ctx.knobs)),
-            ("name_match", ranking.name_factor(path, ctx.shape, ctx.knobs)),
+            ("name_match", name_match),
+            ("name_precision", name_precision),
         )
     score = base * ident_mult * rec_mult * math.prod(v for _, v in factors)
     return Scored(

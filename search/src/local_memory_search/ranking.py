@@ -11,7 +11,13 @@ so ``explain_match`` shows it:
 - ``name_match``: query words found in the file's name (``1 + file_name_boost * share``, 3.0) and in
   its folder names (``folder_name_boost``); ``share`` is the fraction of the query's content
   words found there; with ``name_prefix`` a word also meets a name it shares a start of at
-  least that many letters with (``resolved`` ~ ``resolve``).
+  least that many letters with (``resolved`` ~ ``resolve``). With ``module_file_folder`` a
+  module file (``extract/mod.rs``, ``view/init.lua``, ``store/index.ts``, ``pkg/__init__.py``) is
+  named by its folder: that is the module's name.
+- ``name_precision``: how much of the file's name the query accounts for: the file-name share
+  is scaled by ``(matched name words / name words) ** name_precision``, so ``HttpCache.kt`` ranks
+  above ``HttpCacheLegacy.kt`` for a query about the HTTP cache; shown as its own multiplier
+  (``name_match`` with the scaling / without it).
 - ``file_bonus``: a file holding several strong candidates is more likely the answer:
   ``1 + file_bonus * min(1, sum of the file's other candidates' scores / top score)``.
 - ``diversity``: the n-th further chunk of a file already ranked is multiplied by
@@ -50,6 +56,8 @@ class RankingKnobs:
     doc_prior: float = 0.5
     prose_alpha_shift: float = 0.0
     confidence_exponent: float = 2.0
+    name_precision: float = 1.0
+    module_file_folder: float = 1.0
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
@@ -67,6 +75,8 @@ OFF = RankingKnobs(
     doc_prior=1.0,
     prose_alpha_shift=0.0,
     confidence_exponent=4.0,
+    name_precision=0.0,
+    module_file_folder=0.0,
 )
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
@@ -136,6 +146,9 @@ class PathInfo:
     is_doc: bool
     stem_words: frozenset[str]
     dir_words: frozenset[str]
+    stem_parts: frozenset[str] = frozenset()
+    module_words: frozenset[str] = frozenset()
+    module_parts: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=65536)
@@ -145,6 +158,7 @@ def path_info(path: str) -> PathInfo:
     dirs = {d.lower() for d in p.parts[:-1]}
     stem = p.name.split(".", 1)[0]
     stem_words = _path_words((p.name.rsplit(".", 1)[0],))
+    folder = p.parts[-2] if len(p.parts) > 1 and stem in _MODULE_STEMS else ""
     return PathInfo(
         is_test=bool(dirs & _TEST_DIRS) or bool(_TEST_FILE.search(p.stem) or _TEST_FILE.search(stem)),
         is_example=bool(dirs & _EXAMPLE_DIRS) or stem.lower() in _EXAMPLE_DIRS,
@@ -153,7 +167,25 @@ def path_info(path: str) -> PathInfo:
         is_doc=p.suffix.lower() in _DOC_SUFFIXES or (not p.suffix and p.name.isupper()),
         stem_words=stem_words,
         dir_words=_path_words(tuple(p.parts[:-1])) - stem_words,
+        stem_parts=_name_parts(p.name.rsplit(".", 1)[0]),
+        module_words=_path_words((folder,)) if folder else frozenset(),
+        module_parts=_name_parts(folder),
     )
+
+
+#: Stems of files that are their folder's module: ``extract/mod.rs`` is the module ``extract``.
+_MODULE_STEMS = frozenset({"mod", "init", "index", "__init__"})
+
+
+def _name_parts(name: str) -> frozenset[str]:
+    """The words a name is made of (``HttpCacheLegacy`` -> http, cache, legacy), plurals folded;
+    a test file's marker is not one of them (``test_custom_classes`` is named "custom classes")."""
+    parts = frozenset(_norm(w) for piece in re.split(r"[^A-Za-z0-9]+", name) for w in split_identifier(piece))
+    return parts - _TEST_MARKERS if parts - _TEST_MARKERS else parts
+
+
+#: Words that mark a test file's name (``test_x``, ``x_test``, ``XTests``, ``x_spec``), not name it.
+_TEST_MARKERS = frozenset({"test", "spec"})
 
 
 def path_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
@@ -177,15 +209,30 @@ def doc_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
 
 
 def name_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
-    """``1 + file_name_boost * share_in_file_name + folder_name_boost * share_in_folders``."""
+    """``1 + file_name_boost * share_in_file_name + folder_name_boost * share_in_folders``
+    (``name_match`` x ``name_precision``: see :func:`name_factors`)."""
+    match, precision = name_factors(path, shape, knobs)
+    return match * precision
+
+
+def name_factors(path: str, shape: QueryShape, knobs: RankingKnobs) -> tuple[float, float]:
+    """(``name_match``, ``name_precision``): the name multiplier without the precision scaling, and
+    the ratio the scaling applies to it (1.0 when off or nothing matched)."""
     if not shape.words or (knobs.file_name_boost == 0 and knobs.folder_name_boost == 0):
-        return 1.0
+        return 1.0, 1.0
     info = path_info(path)
+    stem_words, stem_parts = info.stem_words, info.stem_parts
+    if knobs.module_file_folder and info.module_words:
+        stem_words, stem_parts = info.module_words, info.module_parts
     n = len(shape.words)
     prefix = int(knobs.name_prefix)
-    in_stem = _matched(shape.words, info.stem_words, prefix) / n if knobs.file_name_boost else 0.0
+    in_stem = _matched(shape.words, stem_words, prefix) / n if knobs.file_name_boost else 0.0
     in_dirs = _matched(shape.words, info.dir_words, prefix) / n if knobs.folder_name_boost else 0.0
-    return 1.0 + knobs.file_name_boost * in_stem + knobs.folder_name_boost * in_dirs
+    match = 1.0 + knobs.file_name_boost * in_stem + knobs.folder_name_boost * in_dirs
+    if not (in_stem and knobs.name_precision and stem_parts):
+        return match, 1.0
+    share = (_matched(stem_parts, shape.words, prefix) / len(stem_parts)) ** knobs.name_precision
+    return match, (match - knobs.file_name_boost * in_stem * (1.0 - share)) / match
 
 
 def _matched(words: frozenset[str], names: frozenset[str], prefix: int) -> int:
