@@ -21,6 +21,10 @@ model; the first index uses hash vectors under the real model's name), wall time
 
     python -m bench.indexer_phases rss --before main --parts laravel-framework --rounds 2
     python -m bench.indexer_phases reindex --before main --parts laravel-framework --runs 5
+    python -m bench.indexer_phases embed --before main --parts xmonad,requests --rounds 2
+
+``embed``: a first index with the real model through the CLI under ``/usr/bin/time -v``: peak RSS
+with the ONNX session loaded, and embedding throughput (chunks embedded / embed seconds).
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ def _load() -> str:
 
 
 def build_project(parts: Sequence[str]) -> Path:
-    """A project of the named semble corpora's benchmark roots (hard links, built once)."""
+    """A project of the named semble corpora's benchmark roots (hard links, built once);
+    ``semble-all`` names all 36, ``cosqa`` adds CoSQA's 6,267 functions as one file each."""
     from bench import semble
     from bench.scale import _link_or_copy
 
@@ -60,7 +65,17 @@ def build_project(parts: Sequence[str]) -> Path:
     tmp = project.with_name(f".{project.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     by_name = {r["name"]: r for r in semble.repos()}
-    for name in parts:
+    names = [r["name"] for r in semble.repos()] if "semble-all" in parts else []
+    names += [p for p in parts if p not in ("semble-all", "cosqa")]
+    if "cosqa" in parts:  # CoSQA's functions, one file each (as bench.real100k writes them)
+        from bench.quality import cosqa_sets
+
+        functions, _ = cosqa_sets(n_queries=None, corpus_size=None)
+        for idx, code in functions.items():
+            path = tmp / "cosqa" / f"f{idx:05d}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(code + "\n", encoding="utf-8")
+    for name in names:
         repo = by_name[name]
         src = semble.project_root(repo, semble.unpack(repo))
         shutil.copytree(src, tmp / name, copy_function=_link_or_copy, symlinks=True)
@@ -102,6 +117,23 @@ class _Labels:
 def _rss_bytes() -> int:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _smaps_mb(top: int = 8) -> dict[str, int]:
+    """Resident MB per mapping (file base name, ``[heap]``, ``[anon]``), the largest ``top``."""
+    import re
+    from collections import Counter
+
+    out: Counter[str] = Counter()
+    current = "[anon]"
+    with open("/proc/self/smaps") as fh:
+        for line in fh:
+            if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+                parts = line.split()
+                current = os.path.basename(parts[5]) if len(parts) > 5 else "[anon]"
+            elif line.startswith("Rss:"):
+                out[current] += int(line.split()[1])
+    return {k: v // 1024 for k, v in out.most_common(top)}
 
 
 def _wrap(owner: Any, attr: str, labels: _Labels, label: Any) -> None:
@@ -175,18 +207,36 @@ def child(project: Path) -> int:
     from local_memory_indexer.pipeline import NullProgress, index_project
     from local_memory_shared.config import load_settings
 
-    lance_dataset = importlib.import_module("lance.dataset")  # ``lance.dataset`` is also a function
     lancedb_table = importlib.import_module("lancedb.table")
     labels = _Labels()
-    _wrap(lance_dataset.DatasetOptimizer, "compact_files", labels, "compact_files")
-    _wrap(lance_dataset.DatasetOptimizer, "optimize_indices", labels, _optimize_kind)
+    to_lance = lancedb_table.LanceTable.to_lance
+
+    def to_lance_wrapped(self: Any, *args: Any, **kwargs: Any) -> Any:
+        """Labels pylance's optimizer once the indexer loads pylance (never imported here first)."""
+        lance_dataset = importlib.import_module("lance.dataset")  # ``lance.dataset`` is also a function
+        optimizer = lance_dataset.DatasetOptimizer
+        if not getattr(optimizer, "_bench_wrapped", False):
+            optimizer._bench_wrapped = True
+            _wrap(optimizer, "compact_files", labels, "compact_files")
+            _wrap(optimizer, "optimize_indices", labels, _optimize_kind)
+        return to_lance(self, *args, **kwargs)
+
+    lancedb_table.LanceTable.to_lance = to_lance_wrapped
+    _wrap(lancedb_table.LanceTable, "to_lance", labels, "to_lance")
+    _wrap(lancedb_table.LanceTable, "cleanup_old_versions", labels, "cleanup_old_versions")
     _wrap(lancedb_table.LanceTable, "create_index", labels, _index_kind)
     for attr in ("add", "delete", "optimize"):
         _wrap(lancedb_table.LanceTable, attr, labels, attr)
     _wrap(importlib.import_module("lancedb.merge").LanceMergeInsertBuilder, "execute", labels, "merge_insert")
 
+    trim = os.environ.get("BENCH_TRIM_ON_PHASE") == "1"  # experiment: malloc_trim at each phase change
+
     class Progress(NullProgress):
         def phase(self, name: str) -> None:
+            if trim:
+                from local_memory_shared.heap import trim_heap
+
+                trim_heap()
             labels.phase(name)
 
     stop = threading.Event()
@@ -209,6 +259,24 @@ def child(project: Path) -> int:
     summary = index_project(project, settings=load_settings(), embedder=HashEmbedder(), progress=Progress())
     stop.set()
     sampler.join()
+    import gc
+
+    import pyarrow as pa
+    from local_memory_shared.heap import trim_heap
+
+    end_mb = _rss_bytes() // 2**20
+    gc.collect()
+    trim_heap()
+    pool = pa.default_memory_pool()
+    after = {
+        "end_rss_mb": end_mb,
+        "end_rss_after_trim_mb": _rss_bytes() // 2**20,
+        "end_smaps_mb": _smaps_mb(),
+        "arrow_pool": pool.backend_name,
+        "pylance_loaded": "lance" in sys.modules,
+        "arrow_allocated_mb": pool.bytes_allocated() // 2**20,
+        "arrow_pool_max_mb": pool.max_memory() // 2**20 if pool.max_memory() else None,
+    }
     peaks = sorted(labels.peaks.items(), key=lambda kv: -kv[1])
     print(
         json.dumps(
@@ -216,6 +284,7 @@ def child(project: Path) -> int:
                 "wall_s": round(time.perf_counter() - started, 2),
                 "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
                 "chunks": summary.chunks_total,
+                **after,
                 "files": summary.files_seen,
                 "phase_seconds": summary.seconds,
                 "peak_mb_by_label": {k: v // 2**20 for k, v in peaks},
@@ -286,17 +355,29 @@ def cmd_reindex(ns: argparse.Namespace) -> dict[str, Any]:
     root = Path(ns.data_root).resolve() if ns.data_root else CACHE / "reindex-data"
     sides = _sides(ns.before)
     probe = "import sys,runpy;sys.argv=['local-memory-indexer',*sys.argv[1:]];"
-    probe += "import atexit;atexit.register(lambda: print('ONNXRUNTIME_LOADED' if 'onnxruntime' in sys.modules "
+    probe += (
+        "import atexit;atexit.register(lambda: print('ONNXRUNTIME_LOADED' if 'onnxruntime' in sys.modules "
+    )
     probe += "else 'ONNXRUNTIME_NOT_LOADED', file=sys.stderr));runpy.run_module('local_memory_indexer.cli', run_name='__main__')"
     cmd = [sys.executable, "-c", probe, "index", str(project), "--json"]
+    first_index: dict[str, Any] | None = None
     if not (root / "projects").is_dir():
-        # The first index with hash vectors under the real model's name (no model run), then one
-        # untimed real run (it writes the compact query model once per data root).
+        # The first index with hash vectors under the real model's name (no model run; this
+        # checkout, its peak RSS per phase reported too), then one untimed real run (it writes the
+        # compact query model once per data root).
         seed = [sys.executable, "-m", "bench.indexer_phases", "_child", str(project)]
         for step in (seed, cmd):
-            first = subprocess.run(step, env=_env(sides["after"], root), capture_output=True, text=True, check=False)
+            load = _load()
+            env = _env(sides["after"], root)
+            first = subprocess.run(step, env=env, capture_output=True, text=True, check=False)
             if first.returncode:
                 raise RuntimeError(f"first index failed: {first.stderr[-2000:]}")
+            if step is seed:
+                first_index = {**json.loads(first.stdout.strip().splitlines()[-1]), "load_before": load}
+                print(
+                    f"first index: {first_index['maxrss_mb']} MB, {first_index['chunks']} chunks",
+                    file=sys.stderr,
+                )
     runs: list[dict[str, Any]] = []
     for r in range(ns.runs):
         for side, paths in sides.items():
@@ -324,8 +405,19 @@ def cmd_reindex(ns: argparse.Namespace) -> dict[str, Any]:
                     "load": load,
                 }
             )
-            print(side, r, runs[-1]["wall_s"], "s wall", runs[-1]["user_s"], "s user, load", load, file=sys.stderr)
+            print(
+                side,
+                r,
+                runs[-1]["wall_s"],
+                "s wall",
+                runs[-1]["user_s"],
+                "s user, load",
+                load,
+                file=sys.stderr,
+            )
     out: dict[str, Any] = {"command": " ".join(sys.argv), "project": str(project), "runs": runs}
+    if first_index is not None:
+        out["first_index_this_checkout"] = first_index
     for side in sides:
         walls = sorted(x["wall_s"] for x in runs if x["side"] == side)
         out[f"{side}_median_wall_s"] = walls[len(walls) // 2]
@@ -336,11 +428,63 @@ def cmd_reindex(ns: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def cmd_embed(ns: argparse.Namespace) -> dict[str, Any]:
+    """A first index with the real model through the CLI (``/usr/bin/time -v``), fresh data roots,
+    A/B interleaved: peak RSS with the ONNX session, and embedding throughput (chunks / embed s)."""
+    project = build_project(ns.parts.split(","))
+    sides = _sides(ns.before)
+    runs: list[dict[str, Any]] = []
+    for r in range(ns.rounds):
+        for side, paths in sides.items():
+            root = CACHE / "embed-data" / side
+            shutil.rmtree(root, ignore_errors=True)
+            load = _load()
+            cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "local_memory_indexer.cli", "index"]
+            cmd += [str(project), "--json"]
+            proc = subprocess.run(cmd, env=_env(paths, root), capture_output=True, text=True, check=False)
+            if proc.returncode:
+                raise RuntimeError(f"{side} failed: {proc.stderr[-2000:]}")
+            rss_kb = next(int(x.split(": ")[1]) for x in proc.stderr.splitlines() if "Maximum resident" in x)
+            data = json.loads(proc.stdout[proc.stdout.index("{") :])
+            data = data.get("data", data)
+            embed_s = data["seconds"].get("embed") or 0.0
+            runs.append(
+                {
+                    "round": r,
+                    "side": side,
+                    "maxrss_mb": rss_kb // 1024,
+                    "chunks_embedded": data["chunks_embedded"],
+                    "embed_s": embed_s,
+                    "chunks_per_s": round(data["chunks_embedded"] / embed_s, 1) if embed_s else None,
+                    "load_before": load,
+                    "load_after": _load(),
+                }
+            )
+            print(side, r, runs[-1], file=sys.stderr, flush=True)
+            shutil.rmtree(root, ignore_errors=True)
+    out: dict[str, Any] = {"command": " ".join(sys.argv), "parts": ns.parts, "runs": runs}
+    if len(sides) == 2:
+        pairs = list(zip(runs[1::2], runs[0::2], strict=True))
+        out["maxrss_ratio_after_over_before"] = [round(a["maxrss_mb"] / b["maxrss_mb"], 3) for a, b in pairs]
+        out["rate_ratio_after_over_before"] = [
+            round(a["chunks_per_s"] / b["chunks_per_s"], 3)
+            for a, b in pairs
+            if a["chunks_per_s"] and b["chunks_per_s"]
+        ]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
     rss = sub.add_parser("rss", help="peak RSS per phase of a first index (hash vectors), A/B")
-    rss.add_argument("--parts", default="laravel-framework", help="semble corpora, comma-separated")
+    rss.add_argument(
+        "--parts",
+        default="laravel-framework",
+        help="semble corpora, comma-separated (also: semble-all, cosqa)",
+    )
     rss.add_argument("--before", help="git ref to compare against (omit: this checkout only)")
     rss.add_argument("--rounds", type=int, default=1)
     rss.add_argument("--out", type=Path)
@@ -351,12 +495,19 @@ def main(argv: list[str] | None = None) -> int:
     re_.add_argument("--before")
     re_.add_argument("--runs", type=int, default=3)
     re_.add_argument("--out", type=Path)
+    emb = sub.add_parser(
+        "embed", help="peak RSS and embedding rate of a first index with the real model, A/B"
+    )
+    emb.add_argument("--parts", default="xmonad,requests", help="semble corpora, comma-separated")
+    emb.add_argument("--before")
+    emb.add_argument("--rounds", type=int, default=2)
+    emb.add_argument("--out", type=Path)
     child_ = sub.add_parser("_child", help=argparse.SUPPRESS)
     child_.add_argument("project", type=Path)
     ns = parser.parse_args(argv)
     if ns.cmd == "_child":
         return child(ns.project)
-    report = cmd_rss(ns) if ns.cmd == "rss" else cmd_reindex(ns)
+    report = {"rss": cmd_rss, "reindex": cmd_reindex, "embed": cmd_embed}[ns.cmd](ns)
     emit(report, ns.out)
     return 0
 

@@ -262,7 +262,9 @@ def test_pattern_sets_match_exactly_as_glob_by_glob_fnmatch():
     from local_memory_shared import discovery
 
     sets = (discovery.SECRET_PATTERNS, discovery.GENERATED_PATTERNS)
-    samples = {p.replace("*", fill).replace("?", "q") for ps in sets for p in ps for fill in ("", "ab", ".x/")}
+    samples = {
+        p.replace("*", fill).replace("?", "q") for ps in sets for p in ps for fill in ("", "ab", ".x/")
+    }
     samples |= {s.upper() for s in samples} | {"main.py", "README.md", "pom.xml", ".envrc", "id_rsa.pub.txt"}
     for patterns in sets:
         for name in sorted(samples):

@@ -270,7 +270,11 @@ def test_process_start_caps_malloc_arenas(arenas, most, process, tmp_path):
     """Eight threads allocating at once: the search and indexer process starts keep them in at most 2 arenas."""
     out = subprocess.run(
         [sys.executable, "-c", ARENA_PROBE.replace("{start}", STARTS[process])],
-        env={**os.environ, "LOCAL_MEMORY_MALLOC_ARENAS": arenas, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path)},
+        env={
+            **os.environ,
+            "LOCAL_MEMORY_MALLOC_ARENAS": arenas,
+            "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path),
+        },
         capture_output=True,
         text=True,
         check=True,
