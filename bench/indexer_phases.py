@@ -229,6 +229,9 @@ def child(project: Path) -> int:
         _wrap(lancedb_table.LanceTable, attr, labels, attr)
     _wrap(importlib.import_module("lancedb.merge").LanceMergeInsertBuilder, "execute", labels, "merge_insert")
 
+    pipeline = importlib.import_module("local_memory_indexer.pipeline")
+    _wrap(pipeline, "ensure_compact_model", labels, "ensure_compact_model")
+    _wrap(importlib.import_module("local_memory_indexer.store").ChunkStore, "prune", labels, "prune")
     trim = os.environ.get("BENCH_TRIM_ON_PHASE") == "1"  # experiment: malloc_trim at each phase change
 
     class Progress(NullProgress):
@@ -256,7 +259,9 @@ def child(project: Path) -> int:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    summary = index_project(project, settings=load_settings(), embedder=HashEmbedder(), progress=Progress())
+    # BENCH_REAL_EMBEDDER=1: the configured model (slow; for the embedding phase on a small project).
+    embedder = None if os.environ.get("BENCH_REAL_EMBEDDER") == "1" else HashEmbedder()
+    summary = index_project(project, settings=load_settings(), embedder=embedder, progress=Progress())
     stop.set()
     sampler.join()
     import gc
