@@ -253,3 +253,20 @@ def test_an_unusable_data_root_answers_the_error_envelope_not_a_traceback(tmp_pa
     assert "Traceback" not in out.stderr
     envelope = json.loads(out.stdout)
     assert envelope["ok"] is False and envelope["error"]["code"] == "STORE_ERROR"
+
+
+def test_pattern_sets_match_exactly_as_glob_by_glob_fnmatch():
+    """The walk's one-regex-per-set matcher agrees with ``fnmatchcase`` on every secret/generated glob."""
+    import fnmatch
+
+    from local_memory_shared import discovery
+
+    sets = (discovery.SECRET_PATTERNS, discovery.GENERATED_PATTERNS)
+    samples = {
+        p.replace("*", fill).replace("?", "q") for ps in sets for p in ps for fill in ("", "ab", ".x/")
+    }
+    samples |= {s.upper() for s in samples} | {"main.py", "README.md", "pom.xml", ".envrc", "id_rsa.pub.txt"}
+    for patterns in sets:
+        for name in sorted(samples):
+            want = any(fnmatch.fnmatchcase(name.lower(), p.lower()) for p in patterns)
+            assert discovery._matches(name, patterns) is want, (name, want)

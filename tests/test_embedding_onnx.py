@@ -291,3 +291,25 @@ def test_long_texts_stay_within_a_memory_budget():
     assert lean < 200, f"peak grew {lean} MB while embedding 64 long texts"
     legacy = _peak_growth_mb({"batch_size": 32, "max_batch_tokens": None, "low_memory": False})
     assert legacy > lean + 150, (legacy, lean)
+
+
+def test_dimension_comes_from_config_json_without_loading_and_the_session_checks_it(tmp_path):
+    """``dimension`` answers from config.json's hidden_size without creating the session (a no-change
+    re-index needs nothing more); a session whose output differs from that declaration is refused."""
+    files = builtin_model_files()
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "model.onnx").symlink_to(files.model)
+    (folder / "tokenizer.json").symlink_to(files.tokenizer)
+    (folder / "config.json").write_text(json.dumps({"hidden_size": 384}))
+    right = OnnxEmbedder(str(folder), threads=1)
+    assert right.dimension == 384 and not right.loaded
+    assert right.embed_documents(["x"]).shape == (1, 384) and right.loaded
+    (folder / "config.json").write_text(json.dumps({"hidden_size": 512}))
+    wrong = OnnxEmbedder(str(folder), threads=1)
+    assert wrong.dimension == 512 and not wrong.loaded
+    with pytest.raises(DimensionMismatch, match="hidden_size 512"):
+        wrong.embed_documents(["x"])
+    (folder / "config.json").unlink()
+    undeclared = OnnxEmbedder(str(folder), threads=1)
+    assert undeclared.dimension == 384 and undeclared.loaded  # nothing declared: read from the session

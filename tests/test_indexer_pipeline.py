@@ -360,3 +360,31 @@ def test_a_no_change_run_reads_no_file_content(
     assert third.files_skipped.get("secret_content") == 1 and third.files_deleted == 1
     full = index_project(project, embedder=onnx, full=True)
     assert full.files_unchanged == 0 and len(read) == 1 + len(FILES)  # --full trusts nothing: all read
+
+
+def test_a_changed_file_is_read_when_its_batch_forms_not_held_from_the_walk(
+    env: Path, onnx: Embedder
+) -> None:
+    """The plan keeps no file content (a first index of 13.7k files held every file's bytes to the end):
+    a file rewritten after the first batch is published is indexed with its new content."""
+    project = indexing_support.write_modules(
+        env / "proj", 40, 1, lambda i, j: f"def f{i}_{j}():\n    return {i}\n", folder="pkg", stem="mod"
+    )
+    last = project / "pkg" / "mod_039.py"
+
+    class RewriteAfterFirstBatch(pipeline.NullProgress):
+        def files(self, done: int, total: int) -> None:
+            if done == pipeline.FIRST_BATCH_FILES:
+                last.write_text("def rewritten_after_the_walk():\n    return 'new'\n")
+
+    summary = index_project(project, embedder=onnx, progress=RewriteAfterFirstBatch())
+    assert summary.files_parsed == 40 and summary.files_failed == 0
+    paths = project_paths(load_settings().data_root, project)
+    conn = open_state_ro(paths.state_db)
+    try:
+        symbols = [
+            r[0] for r in conn.execute("SELECT symbol_name FROM chunks WHERE file_path = 'pkg/mod_039.py'")
+        ]
+    finally:
+        conn.close()
+    assert symbols == ["rewritten_after_the_walk"]

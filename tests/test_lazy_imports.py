@@ -218,3 +218,26 @@ def test_an_index_run_imports_neither_the_mcp_sdk_nor_the_memory_writer(tmp_path
         LOCAL_VECTOR_SEARCH_DATA_ROOT=str(tmp_path / "data"),
     )
     assert got == {"rc": 0, "mcp": [], "memory_writer": []}
+
+
+def test_a_no_change_index_run_never_creates_the_onnx_session(tmp_path) -> None:
+    """A re-index with nothing to embed learns the model's dimension from its config.json: it neither
+    creates the ONNX session (0.3-0.4 s, ~100 MB) nor imports onnxruntime; a run that embeds does."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "app.py").write_text("def greet(name):\n    return 'hello ' + name\n")
+    code = f"""
+        import contextlib, io, json, sys
+        from local_memory_indexer.cli import main
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = main(["index", {str(project)!r}, "--json"])
+        data = json.loads(out.getvalue())["data"]
+        print(json.dumps({{"rc": rc, "parsed": data["files_parsed"], "dimension": data["dimension"],
+                          "onnxruntime": "onnxruntime" in sys.modules}}))
+        """
+    data_root = str(tmp_path / "data")
+    first = run(code, LOCAL_VECTOR_SEARCH_DATA_ROOT=data_root)
+    assert first == {"rc": 0, "parsed": 1, "dimension": 384, "onnxruntime": True}
+    again = run(code, LOCAL_VECTOR_SEARCH_DATA_ROOT=data_root)
+    assert again == {"rc": 0, "parsed": 0, "dimension": 384, "onnxruntime": False}

@@ -237,8 +237,7 @@ def test_search_mcp_server_trims_the_heap_after_a_call(tmp_path, monkeypatch):
 
 ARENA_PROBE = """
 import ctypes, re, sys, tempfile, threading
-from local_memory_search.cli import _start_process
-_start_process(prewarm=False)
+{start}
 def churn():
     for _ in range(2000):
         blocks = [bytearray(4096) for _ in range(64)]
@@ -256,12 +255,26 @@ with tempfile.NamedTemporaryFile(suffix=".xml") as out:
 """
 
 
+#: How each process starts: the search CLI, and the indexer CLI (its ``main`` with a command that
+#: only prints, so the probe's threads run after the indexer's own start-up).
+STARTS = {
+    "search": "from local_memory_search.cli import _start_process\n_start_process(prewarm=False)",
+    "indexer": "import contextlib, io\nfrom local_memory_indexer.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()): main(['list', '--json'])",
+}
+
+
+@pytest.mark.parametrize("process", sorted(STARTS))
 @pytest.mark.parametrize(("arenas", "most"), [("2", 2), ("0", 64)])
-def test_search_process_start_caps_malloc_arenas(arenas, most):
-    """Eight threads allocating at once: the search process start keeps them in at most 2 arenas."""
+def test_process_start_caps_malloc_arenas(arenas, most, process, tmp_path):
+    """Eight threads allocating at once: the search and indexer process starts keep them in at most 2 arenas."""
     out = subprocess.run(
-        [sys.executable, "-c", ARENA_PROBE],
-        env={**os.environ, "LOCAL_MEMORY_MALLOC_ARENAS": arenas},
+        [sys.executable, "-c", ARENA_PROBE.replace("{start}", STARTS[process])],
+        env={
+            **os.environ,
+            "LOCAL_MEMORY_MALLOC_ARENAS": arenas,
+            "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path),
+        },
         capture_output=True,
         text=True,
         check=True,

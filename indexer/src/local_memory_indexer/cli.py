@@ -7,17 +7,22 @@ import json
 import logging
 import sqlite3
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from local_memory_shared.config import load_settings
 from local_memory_shared.contract import INDEXER_HTTP_PORT
 from local_memory_shared.envelope import error
 from local_memory_shared.errors import InvalidArgument, LocalMemoryError, StoreError
+from local_memory_shared.heap import limit_malloc_arenas_from_settings
 from local_memory_shared.tooling import ToolResult
 from local_memory_shared.transport_args import add_transport_args
 
 from .memory.cli import add_doctor_parser, add_memory_parser
-from .pipeline import IndexSummary, index_project
+
+if TYPE_CHECKING:
+    # Imported by ``cmd_index``: the pipeline pulls in LanceDB and pyarrow, whose threads must
+    # start after ``main`` has capped the malloc arenas.
+    from .pipeline import IndexSummary
 
 
 class RichProgress:
@@ -127,6 +132,8 @@ def _index_one(
 ) -> IndexSummary:
     """One project of an ``index`` command (``embedder`` None = the local model, opened per project;
     ``parser`` None = parse here or in a local pool)."""
+    from .pipeline import index_project
+
     show_bar = not args.json and not args.quiet and sys.stderr.isatty()
     kwargs: dict[str, Any] = {
         "full": args.full,
@@ -250,6 +257,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``local-memory-indexer``."""
+    # Before LanceDB starts its writer threads: they would otherwise spread the heap over up to
+    # 8 arenas per core and keep each one's freed pages (peak RSS, issue 14; shared.heap).
+    limit_malloc_arenas_from_settings()
     argv = sys.argv[1:] if argv is None else argv
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"

@@ -333,7 +333,7 @@ def chunk_record(
 
 @dataclass(frozen=True)
 class FileChange:
-    """A file whose content must be (re-)indexed, read once."""
+    """A file whose content must be (re-)indexed, read when its batch forms (``_Run._batches``)."""
 
     file: SourceFile
     data: bytes
@@ -344,7 +344,9 @@ class FileChange:
 class Plan:
     """What a run will do: files to index, files gone, and the project's file set."""
 
-    changed: tuple[FileChange, ...]
+    #: Files to (re-)index; their content is read batch by batch (``_Run._batches``), never all at
+    #: once: a first index of 13.7k files held every file's bytes until the run's end (~200 MB).
+    changed: tuple[SourceFile, ...]
     deleted: tuple[str, ...]
     project_files: frozenset[str]
     adds_files: bool
@@ -580,7 +582,9 @@ class _Run:
         vectors_complete = not defer and not self.state.pending_files()
         pools = contextlib.nullcontext(self.parser) if self.parser else parse_pool(total if defer else 0)
         with pools as pool:
-            batches = _parsed_batches(self._batches(plan.changed), pool, first_here=self.parser is None)
+            batches = _parsed_batches(
+                self._batches(plan.changed, summary), pool, first_here=self.parser is None
+            )
             for batch, parsed in batches:
                 self._check_cancel()
                 self._index_batch(
@@ -660,7 +664,7 @@ class _Run:
         summary: IndexSummary,
         known: dict[str, sqlite3.Row],
     ) -> Plan:
-        changed: list[FileChange] = []
+        changed: list[SourceFile] = []
         touched: list[tuple[float, str]] = []
         for f in files:
             row = known.get(f.path)
@@ -669,6 +673,9 @@ class _Run:
             if row is not None and row["size"] == f.size and row["mtime"] == f.mtime:
                 summary.files_unchanged += 1
                 continue
+            if row is None:
+                changed.append(f)  # new or untrusted: read (and hashed) with its batch
+                continue
             try:
                 data = f.abs_path.read_bytes()
             except OSError as exc:
@@ -676,27 +683,36 @@ class _Run:
                 summary.errors.append(f"{f.path}: {exc}")
                 continue
             digest = _sha(data)
-            if row is not None and row["content_hash"] == digest:
+            if row["content_hash"] == digest:
                 summary.files_unchanged += 1
                 touched.append((f.mtime, f.path))
                 continue
-            changed.append(FileChange(f, data, digest))
+            changed.append(f)  # its content is read again with its batch, not held until then
         self.state.touch_mtimes(touched)
         on_disk = frozenset(f.path for f in files)
         return Plan(
             changed=tuple(changed),
             deleted=tuple(sorted(p for p in known.keys() | drift if p not in on_disk)),
             project_files=on_disk,
-            adds_files=any(c.file.path not in known for c in changed),
+            adds_files=any(f.path not in known for f in changed),
         )
 
-    def _batches(self, changed: tuple[FileChange, ...]) -> Iterator[tuple[FileChange, ...]]:
+    def _batches(
+        self, changed: tuple[SourceFile, ...], summary: IndexSummary
+    ) -> Iterator[tuple[FileChange, ...]]:
+        """Batches of changed files, each file's content read as its batch forms."""
         batch: list[FileChange] = []
         approx_chunks = 0
         limit = min(FIRST_BATCH_FILES, BATCH_FILES)
-        for item in changed:
-            batch.append(item)
-            approx_chunks += max(1, item.file.size // 1500)
+        for f in changed:
+            try:
+                data = f.abs_path.read_bytes()
+            except OSError as exc:
+                summary.files_failed += 1
+                summary.errors.append(f"{f.path}: {exc}")
+                continue
+            batch.append(FileChange(f, data, _sha(data)))
+            approx_chunks += max(1, f.size // 1500)
             if len(batch) >= limit or approx_chunks >= BATCH_CHUNKS:
                 yield tuple(batch)
                 batch, approx_chunks, limit = [], 0, BATCH_FILES

@@ -101,7 +101,9 @@ class ChunkStore:
     def chunk_keys(self) -> dict[str, list[tuple[str, str]]]:
         """Per file, the sorted ``(chunk_id, content_hash)`` of every row at the latest version."""
         try:
-            data = self.table.to_lance().to_table(columns=["file_path", "chunk_id", "content_hash"])
+            # A LanceDB scan, not ``to_lance()``: see ``_fold`` on keeping pylance out of the process.
+            query = self.table.search().select(["file_path", "chunk_id", "content_hash"]).limit(None)
+            data = query.to_arrow()
         except Exception as exc:
             raise StoreError(f"cannot read LanceDB rows: {exc}") from exc
         out: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -238,6 +240,15 @@ class ChunkStore:
         indices = list(self.table.list_indices())
         fts = [idx.name for idx in indices if FTS_COLUMN in idx.columns]
         vec = [idx.name for idx in indices if VECTOR_COLUMN in idx.columns]
+        if not vec:
+            # No vector index to protect from a merge: LanceDB's own optimize (compaction, then the
+            # FTS fold; cleanup off, ``prune`` does it after publishing) does the same work without
+            # ``to_lance()``, which loads pylance, a second 225 MB copy of Lance's native code
+            # (~125 MB of it resident once compaction and FTS folding have run). A first index of
+            # laravel (16k chunks) peaked at ~610 MB with pylance and ~520 MB without
+            # (bench/indexer_phases.py).
+            self.table.optimize(cleanup_older_than=_NO_CLEANUP)
+            return
         dataset = self.table.to_lance()
         dataset.optimize.compact_files()
         if fts:
@@ -248,11 +259,12 @@ class ChunkStore:
 
     def vector_segments(self) -> int:
         """How many segments (the trained index plus deltas) the vector index has."""
-        return sum(
-            len(idx.segments)
-            for idx in self.table.to_lance().describe_indices()
-            if VECTOR_COLUMN in idx.field_names
-        )
+        total = 0
+        for idx in self.table.list_indices():
+            if VECTOR_COLUMN in idx.columns:
+                stats = self.table.index_stats(idx.name)  # LanceDB's own: no pylance (see ``_fold``)
+                total += (stats.num_indices or 1) if stats is not None else 0
+        return total
 
     def broken_indices(self) -> list[str]:
         """Indices that are listed but cannot answer a query (their files deleted or damaged)."""

@@ -56,7 +56,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     ),
     "LOCAL_MEMORY_MALLOC_ARENAS": (
         "2",
-        "glibc malloc arenas of a search process (0 = glibc's default, 8 per core); fewer hold less memory.",
+        "glibc malloc arenas of a search or indexer process (0 = glibc's default, 8 per core); fewer hold "
+        "less memory.",
     ),
     "LOCAL_MEMORY_HTTP_TOKEN": ("—", "Bearer token the MCP servers require on --http (or pass --token)."),
     "LOCAL_MEMORY_HTTP_SESSION_IDLE_SECONDS": (

@@ -29,6 +29,7 @@ A ``root`` of ``/`` is refused (:class:`InvalidArgument`): the filesystem root h
 from __future__ import annotations
 
 import fnmatch
+import functools
 import logging
 import os
 import re
@@ -123,9 +124,16 @@ class Discovery:
     skipped: Counter[str] = field(default_factory=Counter)
 
 
+@functools.lru_cache(maxsize=16)
+def _pattern_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One compiled alternation of the lowered glob ``patterns`` (what ``fnmatchcase`` does one by one)."""
+    return re.compile("|".join(fnmatch.translate(p.lower()) for p in patterns))
+
+
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:
-    lowered = name.lower()
-    return any(fnmatch.fnmatchcase(lowered, p.lower()) for p in patterns)
+    # One regex per pattern set: a walk asks this of every file (twice for secrets, by relative and
+    # real path), and a glob-by-glob loop was 0.25 s of a 1.2 s no-change re-index on 1,839 files.
+    return bool(patterns) and _pattern_regex(patterns).match(name.lower()) is not None
 
 
 def is_secret_name(name: str) -> bool:

@@ -1,4 +1,4 @@
-"""glibc heap settings of a long-lived server process (issue 14: search server resident memory).
+"""glibc heap settings of a long-lived process (issue 14: search server and indexer resident memory).
 
 Two knobs that a client-launched MCP server cannot get from the environment (the client starts
 it, so ``MALLOC_ARENA_MAX`` is not ours to set), applied from inside with ``mallopt``:
@@ -7,7 +7,10 @@ it, so ``MALLOC_ARENA_MAX`` is not ours to set), applied from inside with ``mall
   to 8 per core), and freed memory stays cached per arena. A search process runs ~20 threads
   (LanceDB's runtime, ONNX Runtime, the MCP worker), one query at a time; capping the arenas at
   :data:`DEFAULT_ARENAS` saved 10–15 MB after 300 queries at unchanged latency
-  (bench/search_memory.py, README "Memory").
+  (bench/search_memory.py, README "Memory"). The indexer is hit far harder: LanceDB's writer
+  threads (add, merge-insert, compaction, FTS folding) spread their buffers over up to 16 arenas
+  on 2 cores, and each arena keeps its freed pages, so a first index of laravel (16k chunks)
+  peaked at 882 MB with glibc's default and 619 MB with 2 arenas (bench/indexer_phases.py).
 - :class:`IdleTrim`: ``malloc_trim(0)`` once the process has been idle for
   :data:`IDLE_TRIM_SECONDS`, handing the free pages of every arena back to the OS while
   nobody waits for an answer.
@@ -23,6 +26,8 @@ import logging
 import threading
 import time
 from typing import Any
+
+from .config import load_settings
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +58,18 @@ def limit_malloc_arenas(arenas: int = DEFAULT_ARENAS) -> bool:
     if not libc or arenas < 1:
         return False
     return bool(libc.mallopt(M_ARENA_MAX, arenas))
+
+
+def limit_malloc_arenas_from_settings() -> bool:
+    """:func:`limit_malloc_arenas` with ``LOCAL_MEMORY_MALLOC_ARENAS``; a process calls it first thing.
+
+    A bad setting is left for the command itself to report (with its field), so this never raises.
+    """
+    try:
+        settings = load_settings()
+    except Exception:
+        return False
+    return limit_malloc_arenas(settings.malloc_arenas)
 
 
 def trim_heap() -> bool:
