@@ -18,7 +18,7 @@ from local_memory_shared.config import load_settings
 from local_memory_shared.contract import SEARCH_HTTP_PORT, SEARCH_SERVER
 from local_memory_shared.heap import IdleTrim, settle_gc
 from local_memory_shared.mcp_adapter import build_mcp_server, run_server, transport_args
-from mcp.server import Server
+from mcp.server.lowlevel import Server
 
 log = logging.getLogger(__name__)
 
