@@ -159,7 +159,7 @@ def watch_encoder():
     while "local_memory_search.encoder" not in sys.modules or not hasattr(sys.modules["local_memory_search.encoder"], "ENCODER"):
         time.sleep(0.005)
     enc = sys.modules["local_memory_search.encoder"].ENCODER
-    while getattr(enc, "_warming", None) is None:
+    while getattr(enc, "_warming", None) is None or enc._warming.ident is None:  # assigned, then started
         time.sleep(0.005)
     enc._warming.join()
     marks["encoder_ready"] = time.monotonic()
