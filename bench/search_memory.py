@@ -2,8 +2,9 @@
 
 One fresh worker process per run (the index of ``bench.search_startup``: flask by default):
 
-1. RSS after start (imports done; the worker starts as ``local-memory-search`` does: malloc
-   arenas capped, query model prewarmed), after the first hybrid query (model session loaded),
+1. RSS after start (imports done; the worker starts as ``local-memory-search`` does, see
+   ``bench.search_worker.start_like_the_server``: malloc arenas capped, query model prewarmed,
+   no cyclic GC while importing, then the start-up objects frozen), after the first hybrid query (model session loaded),
    after ``--queries`` mixed calls with distinct texts (hybrid, keyword, semantic, find_callers,
    retrieve_context_pack), with each tool's p50/p95 and the RSS per mapping at the end
    (``/proc/self/smaps``: anonymous memory, heap, each shared library's resident pages);
@@ -42,17 +43,6 @@ def _trim() -> float:
     except OSError:  # not glibc
         pass
     return _rss_mb()
-
-
-def _start_like_the_server() -> None:
-    """What ``local-memory-search`` does at start (malloc arenas, model prewarm), in this tree or an older one."""
-    from local_memory_search import cli
-
-    start = getattr(cli, "_start_process", None)
-    if start is not None:
-        start(prewarm=True)
-    elif hasattr(cli, "_prewarm_encoder"):
-        cli._prewarm_encoder()
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
@@ -95,8 +85,10 @@ def worker(project: str, count: int) -> dict[str, Any]:
 
     import pyarrow as pa
 
+    from bench.search_worker import start_like_the_server
+
     t0 = time.perf_counter()
-    _start_like_the_server()
+    start_like_the_server()
     from local_memory_search.runtime import RUNTIME
     from local_memory_search.tools import call_tool
 

@@ -16,6 +16,13 @@ byte-compiled: an installed package has its ``.pyc`` files, but an editable chec
 ``PYTHONDONTWRITEBYTECODE=1`` (as in this sandbox) would recompile ~100 modules in every fresh
 process (~0.07 s) and blur the comparison.
 
+Then ``--repeats`` interleaved MCP **timelines** per variant (medians, seconds from spawn): the
+interpreter up, the MCP SDK's import starting (``mcp_adapter``), the tool layer's import
+starting (``tools``), the server serving stdio (``stdio_guard``; server side, stamped by an audit
+hook on those imports), ``initialize`` and
+``tools/list`` answered (client side), the prewarmed query encoder ready, the first
+``search_hybrid`` answer; and the server's CPU seconds.
+
 Then one ``python -X importtime`` run of the CLI query, summarised as the top modules by
 cumulative and by self time, and the in-process import seconds of ``tools`` (the tool layer)::
 
@@ -136,6 +143,118 @@ def critical_path(project: Path, data_root: Path, query: str) -> tuple[float, fl
     return float(got["main_thread_cpu"]), float(got["process_cpu"])
 
 
+# The MCP server under a boot line that only watches: an audit hook stamps (CLOCK_MONOTONIC, the
+# client's clock too) the start of the imports that bound each start-up phase, and a poller stamps
+# when the prewarmed query encoder is ready; then the real entry point runs. Works for any tree.
+TIMELINE_BOOT = r"""
+import os, sys, threading, time
+marks = {"interpreter_up": time.monotonic()}
+bounds = {"local_memory_shared.mcp_adapter": "sdk_import_start", "local_memory_search.tools": "tool_layer_import_start",
+          "local_memory_shared.stdio_guard": "serving_start"}
+def hook(event, args):
+    if event == "import" and args[0] in bounds and bounds[args[0]] not in marks:
+        marks[bounds[args[0]]] = time.monotonic()
+sys.addaudithook(hook)
+def watch_encoder():
+    while "local_memory_search.encoder" not in sys.modules or not hasattr(sys.modules["local_memory_search.encoder"], "ENCODER"):
+        time.sleep(0.005)
+    enc = sys.modules["local_memory_search.encoder"].ENCODER
+    while getattr(enc, "_warming", None) is None or enc._warming.ident is None:  # assigned, then started
+        time.sleep(0.005)
+    enc._warming.join()
+    marks["encoder_ready"] = time.monotonic()
+threading.Thread(target=watch_encoder, daemon=True).start()
+try:
+    from local_memory_search.cli import main
+    main([])
+finally:
+    with open(os.environ["STARTUP_MARKS"], "w") as f:
+        f.write(repr(marks))
+"""
+
+#: Client-side and server-side marks of the timeline, in the order they happen.
+TIMELINE_MARKS = (
+    "interpreter_up",
+    "sdk_import_start",
+    "tool_layer_import_start",
+    "serving_start",
+    "initialize_answered",
+    "tools_list_answered",
+    "encoder_ready",
+    "first_answer",
+)
+
+
+async def _timeline_async(project: Path, data_root: Path, query: str, marks_file: Path) -> dict[str, float]:
+    """Seconds from spawn to each of :data:`TIMELINE_MARKS` for one fresh MCP stdio server."""
+    import ast
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(data_root), "STARTUP_MARKS": str(marks_file)}
+    params = StdioServerParameters(command=sys.executable, args=["-c", TIMELINE_BOOT], env=env)
+    t0 = time.monotonic()
+    client: dict[str, float] = {}
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        client["initialize_answered"] = time.monotonic()
+        await session.list_tools()
+        client["tools_list_answered"] = time.monotonic()
+        result = await session.call_tool("search_hybrid", {"query": query, "project_path": str(project)})
+        client["first_answer"] = time.monotonic()
+    payload = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    if not payload.get("ok") or not payload.get("results"):
+        raise RuntimeError(f"no hybrid answer over MCP: {str(payload)[:300]}")
+    for _ in range(200):  # the server writes its marks as it exits
+        if marks_file.exists() and marks_file.stat().st_size:
+            break
+        await anyio_sleep(0.01)
+    server = ast.literal_eval(marks_file.read_text())
+    marks_file.unlink()
+    return {k: round(v - t0, 3) for k, v in {**server, **client}.items()}
+
+
+async def anyio_sleep(seconds: float) -> None:
+    import anyio
+
+    await anyio.sleep(seconds)
+
+
+def timeline(project: Path, data_root: Path, repeats: int, variants: dict[str, str | None]) -> dict[str, Any]:
+    """Interleaved MCP timelines per variant: median seconds from spawn to each mark, and CPU."""
+    import anyio
+
+    runs: dict[str, list[dict[str, float]]] = {v: [] for v in variants}
+    marks_file = REPO / "bench" / "cache" / "startup-marks.txt"
+    for i in range(repeats):
+        for name, pythonpath in variants.items():
+            c0 = _child_cpu()
+            got = _with_pythonpath(
+                pythonpath,
+                anyio.run,
+                _timeline_async,
+                project,
+                data_root,
+                QUERIES[i % len(QUERIES)],
+                marks_file,
+            )
+            got["cpu_s"] = round(_child_cpu() - c0, 3)
+            runs[name].append(got)
+            print(
+                f"timeline {i + 1} {name}: answer {got['first_answer']:.2f}s cpu {got['cpu_s']:.2f}s",
+                file=sys.stderr,
+            )
+    out: dict[str, Any] = {}
+    for name, rows in runs.items():
+        out[name] = {
+            mark: round(statistics.median(r[mark] for r in rows), 3)
+            for mark in (*TIMELINE_MARKS, "cpu_s")
+            if all(mark in r for r in rows)
+        }
+    return out
+
+
 def _child_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -174,6 +293,8 @@ def run(project: Path, data_root: Path, repeats: int, variants: dict[str, str | 
             paths[name]["main"].append(main_cpu)
             paths[name]["process"].append(process_cpu)
     report: dict[str, Any] = {"load_avg": os.getloadavg()}
+    report["mcp_timeline_median_s"] = timeline(project, data_root, repeats, variants)
+    report["load_avg_after_timeline"] = os.getloadavg()
     for name, pythonpath in variants.items():
         report[name] = {
             "cli_s": times[name]["cli"],

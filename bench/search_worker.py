@@ -1,7 +1,7 @@
 """A search process for the latency and isolation benchmarks: JSON lines in, JSON lines out.
 
 It runs the real searcher (``local_memory_search.tools.call_tool``, what the MCP server runs)
-in its own process, so its resident memory and its first-call (cold) latency are measured
+in its own process, started as the server starts (:func:`start_like_the_server`), so its resident memory and its first-call (cold) latency are measured
 apart from the benchmark driver. Requests: ``{"op": "call", "tool", "args"}``, ``{"op": "rss"}``,
 ``{"op": "exit"}``. Latency is timed around ``call_tool`` inside the process, so pipe and JSON
 overhead of this harness are excluded (an MCP transport adds its own on top).
@@ -20,9 +20,36 @@ from typing import Any
 import psutil
 
 
+def start_like_the_server() -> None:
+    """Start this process as ``local-memory-search`` does, in this tree or an older one: malloc
+    arenas capped, query model prewarmed, the cyclic GC off while the tool layer imports (the
+    server's ``build_server``), then the start-up objects frozen and the GC back on."""
+    import inspect
+
+    from local_memory_search import cli
+
+    start = getattr(cli, "_start_process", None)
+    if start is not None:
+        if "pause_gc" in inspect.signature(start).parameters:
+            start(prewarm=True, pause_gc=True)
+        else:
+            start(prewarm=True)
+    elif hasattr(cli, "_prewarm_encoder"):
+        cli._prewarm_encoder()
+    from local_memory_search.server import build_server
+
+    build_server()
+    try:
+        from local_memory_shared.heap import settle_gc
+    except ImportError:  # an older tree: the collector was never paused
+        return
+    settle_gc()
+
+
 def serve() -> None:
     """Answer requests on stdin until ``exit`` or EOF."""
     started = time.perf_counter()
+    start_like_the_server()
     from local_memory_search.tools import call_tool
 
     out = sys.stdout

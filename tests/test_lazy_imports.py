@@ -102,7 +102,7 @@ def test_a_real_search_imports_lancedb_without_override_checks_or_eager_rest_mod
         answer = call_tool("search_hybrid", {{"query": "retry the connection", "project_path": {str(indexed_sample.project)!r}}})
         import lance_namespace, overrides
         from pydantic._internal._config import config_defaults
-        from local_memory_shared.lazy_imports import _FINDER
+        from local_memory_shared.lazy_imports import _FINDER, package_init_loaded
         print(json.dumps({{
             "ok": answer["ok"], "results": len(answer["results"]),
             # built on first use, not at import (defer_build inside the lancedb import window only)
@@ -111,7 +111,8 @@ def test_a_real_search_imports_lancedb_without_override_checks_or_eager_rest_mod
             # the real overrides.override is back for everyone else; lancedb's window is used up
             "override": overrides.override.__module__ + "." + overrides.override.__name__,
             "pending": sorted(_FINDER.pending),
-            "mcp": "mcp" in sys.modules,
+            # MCP SDK modules whose code ran ("mcp" and "mcp.server" are registered, deferred)
+            "mcp": [m for m in sys.modules if m.split(".")[0] == "mcp" and package_init_loaded(m)],
         }}))
         """,
         LOCAL_VECTOR_SEARCH_DATA_ROOT=str(indexed_sample.data_root),
@@ -122,8 +123,9 @@ def test_a_real_search_imports_lancedb_without_override_checks_or_eager_rest_mod
         "rest_model_built": False,
         "defer_default_after": False,
         "override": "overrides.overrides.override",
-        "pending": ["mcp", "mcp_types"],  # a CLI search never imports the MCP SDK
-        "mcp": False,
+        # a CLI search never imports the MCP SDK ("mcp" was found once, to defer its __init__)
+        "pending": ["mcp.server.lowlevel", "mcp_types", "mcp_types.methods"],
+        "mcp": [],
     }
     assert got["results"] > 0
 
@@ -182,6 +184,8 @@ def test_the_mcp_server_imports_the_sdk_models_deferred_and_they_still_validate(
         import mcp_types
         server = build_server()
         untouched = mcp_types.CreateMessageRequest.__pydantic_complete__  # sampling: never used here
+        import mcp_types._v2025_11_25 as wire  # the per-version wire models, imported by the low-level server
+        untouched = untouched or wire.CreateMessageRequest.__pydantic_complete__
         tool = mcp_types.Tool(name="t", input_schema={"type": "object"})
         from pydantic import ValidationError
         try:
@@ -190,10 +194,62 @@ def test_the_mcp_server_imports_the_sdk_models_deferred_and_they_still_validate(
         except ValidationError as exc:
             refused = exc.errors()[0]["loc"][0]
         print(json.dumps({"untouched_built": untouched, "tool": tool.model_dump(by_alias=True)["name"],
-                          "refused": refused, "sdk_in_window": "mcp" in sys.modules}))
+                          "refused": refused, "sdk_in_window": "mcp.server.lowlevel" in sys.modules}))
         """
     )
     assert got == {"untouched_built": False, "tool": "t", "refused": "name", "sdk_in_window": True}
+
+
+def test_the_stdio_server_answers_without_the_sdk_client_or_high_level_framework(
+    indexed_sample: IndexedProject, tmp_path
+) -> None:
+    """A real stdio round trip (initialize, tools/list, a hybrid search) runs neither the MCP SDK's
+    package ``__init__`` (the whole client side) nor ``mcp.server``'s (``MCPServer``)."""
+    from mcp_harness import server_env, stdio_session
+
+    errlog_path = tmp_path / "server.stderr"
+    args = ["-X", "importtime", "-m", "local_memory_search.cli"]
+    with open(errlog_path, "w") as errlog:
+        with stdio_session(
+            sys.executable, server_env(indexed_sample.data_root), errlog, args=args
+        ) as session:
+            tools = {t["name"] for t in session.list_tools()}
+            answer = session.ok(
+                "search_hybrid",
+                {"query": "retry the connection", "project_path": str(indexed_sample.project)},
+            )
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in errlog_path.read_text().splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "search_hybrid" in tools and answer["results"]
+    assert {"mcp.server.lowlevel.server", "mcp.server.stdio", "mcp_types.methods"} <= imported  # the real SDK
+    assert not {m for m in imported if m.startswith(("mcp.client", "mcp.server.mcpserver"))}
+
+
+def test_a_deferred_sdk_package_runs_its_real_init_for_a_caller_that_uses_it() -> None:
+    got = run(
+        """
+        import json, sys
+        import local_memory_search  # defers mcp's and mcp.server's __init__
+        from local_memory_shared.lazy_imports import package_init_loaded
+        from mcp.server.lowlevel import Server
+        before = [package_init_loaded("mcp"), package_init_loaded("mcp.server")]
+        from mcp import ClientSession  # the real mcp/__init__ runs here
+        from mcp.server import MCPServer, Server as Reexported
+        print(json.dumps({"before": before, "after": [package_init_loaded("mcp"), package_init_loaded("mcp.server")],
+                          "client": ClientSession.__module__, "same_server": Reexported is Server,
+                          "framework": MCPServer.__module__}))
+        """
+    )
+    assert got == {
+        "before": [False, False],
+        "after": [True, True],
+        "client": "mcp.client.session",
+        "same_server": True,
+        "framework": "mcp.server.mcpserver.server",
+    }
 
 
 def test_an_index_run_imports_neither_the_mcp_sdk_nor_the_memory_writer(tmp_path) -> None:
@@ -206,11 +262,13 @@ def test_an_index_run_imports_neither_the_mcp_sdk_nor_the_memory_writer(tmp_path
         f"""
         import contextlib, io, json, sys
         from local_memory_indexer.cli import main
+        from local_memory_shared.lazy_imports import package_init_loaded
         with contextlib.redirect_stdout(io.StringIO()):
             rc = main(["index", {str(project)!r}, "--json"])
         print(json.dumps({{
             "rc": rc,
-            "mcp": sorted(m for m in sys.modules if m == "mcp" or m.startswith("mcp.")),
+            # MCP SDK modules whose code ran ("mcp" and "mcp.server" are registered, deferred)
+            "mcp": sorted(m for m in sys.modules if m.split(".")[0] == "mcp" and package_init_loaded(m)),
             "memory_writer": [m for m in ("local_memory_indexer.memory.writer", "local_memory_indexer.memory.sync",
                                           "local_memory_indexer.memory.hits") if m in sys.modules],
         }}))

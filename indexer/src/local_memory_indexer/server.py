@@ -28,7 +28,7 @@ from local_memory_shared.heap import limit_malloc_arenas_from_settings
 from local_memory_shared.mcp_adapter import build_mcp_server, run_server, transport_args
 from local_memory_shared.paths import normalize_project_path
 from local_memory_shared.tooling import StrictModel, ToolRegistry, ToolResult, ToolSpec
-from mcp.server import Server
+from mcp.server.lowlevel import Server
 from pydantic import Field
 
 from .jobs import JobManager

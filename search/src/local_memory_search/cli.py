@@ -181,11 +181,21 @@ COMMANDS = {
 }
 
 
-def _start_process(prewarm: bool) -> None:
+#: Commands whose process answers once and exits, or serves (settling the collector once built):
+#: the cyclic GC stays off while they import (heap.pause_gc).
+GC_PAUSED_COMMANDS = {"serve", "query", "tool", "tools"}
+
+
+def _start_process(prewarm: bool, pause_gc: bool = False) -> None:
     """Cap malloc arenas before any thread starts, then load the query model on a thread while
-    the tool layer (LanceDB) imports (issue 14: resident memory, first answer)."""
+    the tool layer (LanceDB) imports (issue 14: resident memory, first answer). With ``pause_gc``
+    the cyclic collector is off until the server settles it (``server.main``) or the command exits."""
     from local_memory_shared.config import load_settings
     from local_memory_shared.heap import limit_malloc_arenas
+    from local_memory_shared.heap import pause_gc as pause_collector
+
+    if pause_gc:
+        pause_collector()
 
     try:
         settings = load_settings()
@@ -201,7 +211,10 @@ def _start_process(prewarm: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``local-memory-search`` script."""
     argv = sys.argv[1:] if argv is None else argv
-    _start_process(prewarm=not argv or argv[0] == "serve" or (argv[0] == "query" and "keyword" not in argv))
+    _start_process(
+        prewarm=not argv or argv[0] == "serve" or (argv[0] == "query" and "keyword" not in argv),
+        pause_gc=not argv or argv[0] in GC_PAUSED_COMMANDS,
+    )
     if not argv:
         from .server import main as serve
 

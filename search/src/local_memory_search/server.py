@@ -16,9 +16,9 @@ from typing import Any
 
 from local_memory_shared.config import load_settings
 from local_memory_shared.contract import SEARCH_HTTP_PORT, SEARCH_SERVER
-from local_memory_shared.heap import IdleTrim
+from local_memory_shared.heap import IdleTrim, settle_gc
 from local_memory_shared.mcp_adapter import build_mcp_server, run_server, transport_args
-from mcp.server import Server
+from mcp.server.lowlevel import Server
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,9 @@ def main(http: bool = False, port: int = SEARCH_HTTP_PORT, token: str | None = N
         logging.basicConfig(
             level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
         )
-    run_server(build_server(), http=http, port=port, token=token)
+    server = build_server()
+    settle_gc()  # start-up imports done: freeze them and resume the collector (after cli's pause_gc)
+    run_server(server, http=http, port=port, token=token)
 
 
 if __name__ == "__main__":

@@ -52,22 +52,38 @@ REST_CLIENT = "lance_namespace_urllib3_client"
 _lock = threading.RLock()
 
 
-def defer_rest_client() -> bool:
-    """Register :data:`REST_CLIENT` with its ``__init__`` deferred; False when it was already imported."""
+#: Package ``__init__`` files a search or indexer process never needs to run, registered with
+#: :func:`defer_package_init` by :func:`defer_package_inits`: the REST client's (above); the MCP
+#: SDK's top-level one, which imports the whole *client* side (sessions, stdio/HTTP/WebSocket
+#: transports, httpx) for a process that only serves; and ``mcp.server``'s, which imports the
+#: high-level ``MCPServer`` framework (resources, prompts, templates) beside the low-level
+#: ``Server`` we use. A server imports ``mcp.server.lowlevel`` and ``mcp.server.stdio`` directly;
+#: ``from mcp import ClientSession`` anywhere still runs the real ``__init__`` first.
+DEFERRED_INITS = (REST_CLIENT, "mcp", "mcp.server")
+
+
+def defer_package_init(name: str) -> bool:
+    """Register package ``name`` with its ``__init__`` deferred; False when it was already imported.
+
+    The module's ``__path__`` and spec are real, so its submodules import normally, as files. The
+    first access to anything the ``__init__`` itself defines runs the real ``__init__`` in place
+    and answers from it (PEP 562 ``__getattr__``), so such a caller gets exactly the package it
+    would have imported. A dotted ``name`` needs its parent importable (or itself deferred) first.
+    """
     with _lock:
-        if REST_CLIENT in sys.modules:
+        if name in sys.modules:
             return False
-        spec = importlib.util.find_spec(REST_CLIENT)
+        spec = importlib.util.find_spec(name)
         if spec is None or spec.loader is None or spec.submodule_search_locations is None:
             return False
         module = importlib.util.module_from_spec(spec)
         loader = spec.loader
         state = {"loaded": False}
 
-        def load_now(name: str) -> Any:
+        def load_now(attribute: str) -> Any:
             # PEP 562: called only for names the module does not have yet.
-            if name.startswith("__") and name.endswith("__"):
-                raise AttributeError(name)
+            if attribute.startswith("__") and attribute.endswith("__"):
+                raise AttributeError(attribute)
             with _lock:
                 if not state["loaded"]:
                     state["loaded"] = True
@@ -75,22 +91,40 @@ def defer_rest_client() -> bool:
                     try:
                         loader.exec_module(module)
                     except BaseException:
-                        sys.modules.pop(REST_CLIENT, None)
+                        sys.modules.pop(name, None)
                         raise
             try:
-                return module.__dict__[name]
+                return module.__dict__[attribute]
             except KeyError:
-                raise AttributeError(f"module {REST_CLIENT!r} has no attribute {name!r}") from None
+                raise AttributeError(f"module {name!r} has no attribute {attribute!r}") from None
 
         module.__dict__["__getattr__"] = load_now
-        sys.modules[REST_CLIENT] = module
+        sys.modules[name] = module
+        parent, _, child = name.rpartition(".")
+        if parent and parent in sys.modules:  # as the import system binds a submodule on its package
+            setattr(sys.modules[parent], child, module)
         return True
+
+
+def defer_package_inits(names: Iterable[str] = DEFERRED_INITS) -> list[str]:
+    """:func:`defer_package_init` for each of ``names`` in order; answers those deferred now."""
+    return [name for name in names if defer_package_init(name)]
+
+
+def defer_rest_client() -> bool:
+    """Register :data:`REST_CLIENT` with its ``__init__`` deferred; False when it was already imported."""
+    return defer_package_init(REST_CLIENT)
+
+
+def package_init_loaded(name: str) -> bool:
+    """True once package ``name``'s ``__init__`` has run (False: not imported, or still deferred)."""
+    module: ModuleType | None = sys.modules.get(name)
+    return module is not None and "__getattr__" not in module.__dict__
 
 
 def rest_client_loaded() -> bool:
     """True once the REST client package's ``__init__`` has run (for tests and the import bench)."""
-    module: ModuleType | None = sys.modules.get(REST_CLIENT)
-    return module is not None and "__getattr__" not in module.__dict__
+    return package_init_loaded(REST_CLIENT)
 
 
 #: The package whose import :func:`lighten_lancedb_import` makes cheaper.
@@ -166,6 +200,10 @@ LIGHTER_IMPORTS: dict[str, tuple[Callable[[], AbstractContextManager[None]], ...
     LANCEDB: (_plain_overrides, _deferred_pydantic_builds),
     "mcp": (_deferred_pydantic_builds,),
     "mcp_types": (_deferred_pydantic_builds,),
+    # With the two package __init__s above deferred, a server's SDK import is these two: the
+    # low-level server (auth, HTTP and session models) and the per-version wire models (~1,000).
+    "mcp.server.lowlevel": (_deferred_pydantic_builds,),
+    "mcp_types.methods": (_deferred_pydantic_builds,),
 }
 
 
@@ -184,7 +222,7 @@ class _LighterImportFinder(importlib.abc.MetaPathFinder):
             self.pending.discard(fullname)
             if not self.pending and self in sys.meta_path:
                 sys.meta_path.remove(self)
-        spec = _find_elsewhere(self, fullname)
+        spec = _find_elsewhere(self, fullname, path)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         real_exec: Callable[[ModuleType], None] = spec.loader.exec_module
@@ -200,12 +238,14 @@ class _LighterImportFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
-def _find_elsewhere(me: importlib.abc.MetaPathFinder, fullname: str) -> importlib.machinery.ModuleSpec | None:
-    """The spec the rest of ``sys.meta_path`` finds for a top-level ``fullname``."""
+def _find_elsewhere(
+    me: importlib.abc.MetaPathFinder, fullname: str, path: Sequence[str] | None
+) -> importlib.machinery.ModuleSpec | None:
+    """The spec the rest of ``sys.meta_path`` finds for ``fullname`` (``path``: its package's ``__path__``)."""
     for finder in list(sys.meta_path):
         if finder is me or not hasattr(finder, "find_spec"):
             continue
-        spec = finder.find_spec(fullname, None)
+        spec = finder.find_spec(fullname, path)
         if spec is not None:
             return spec
     return None

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
-from mcp.server import Server
+from mcp.server.lowlevel import Server
 from mcp_types import (
     CallToolRequestParams,
     CallToolResult,

@@ -1,0 +1,80 @@
+"""Issue 14 (first answer): a fresh search server imports with the cyclic collector off, then freezes
+what it imported and turns the collector back on before it serves.
+
+Each check runs in a fresh interpreter: the collector's state is process-wide, the thing under test.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+
+def run(code: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_server_builds_without_collections_and_serves_with_the_imports_frozen() -> None:
+    got = run(
+        """
+        import gc, json
+        from local_memory_search import cli, server
+
+        def collections():
+            return sum(s["collections"] for s in gc.get_stats())
+
+        seen = {}
+        def serve(built, **_transport):  # stands in for the transport only: records the collector's state
+            seen.update(enabled=gc.isenabled(), frozen=gc.get_freeze_count(), during=collections() - before,
+                        tools=len(built.name) > 0 and "local_memory_search.tools" in __import__("sys").modules)
+        server.run_server = serve
+        before = collections()
+        assert "local_memory_search.tools" not in __import__("sys").modules  # imported by build_server
+        cli.main([])
+        print(json.dumps(seen))
+        """
+    )
+    # build_server imported the tool layer (LanceDB, pyarrow, every params model) with no collection
+    assert got["tools"] is True
+    assert got["during"] == 0
+    # and the server then serves with the collector on and the start-up objects out of its way
+    assert got["enabled"] is True
+    assert got["frozen"] > 10_000
+
+
+def test_settle_is_a_no_op_unless_start_up_paused_the_collector() -> None:
+    got = run(
+        """
+        import gc, json
+        from local_memory_shared.heap import pause_gc, settle_gc
+        untouched = settle_gc()
+        state = [gc.isenabled(), gc.get_freeze_count()]
+        gc.disable()
+        not_ours = pause_gc()  # already off (someone else's choice): not paused by us
+        gc.enable()
+        paused = pause_gc()
+        off = gc.isenabled()
+        settled = settle_gc()
+        again = settle_gc()
+        print(json.dumps({"untouched": untouched, "state": state, "not_ours": not_ours, "paused": paused,
+                          "off": off, "settled": settled, "again": again, "on": gc.isenabled(),
+                          "frozen": gc.get_freeze_count() > 0}))
+        """
+    )
+    assert got == {
+        "untouched": False,
+        "state": [True, 0],
+        "not_ours": False,
+        "paused": True,
+        "off": False,
+        "settled": True,
+        "again": False,
+        "on": True,
+        "frozen": True,
+    }
