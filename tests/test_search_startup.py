@@ -16,9 +16,18 @@ from local_memory_shared.config import load_settings
 HEAVY_UNUSED = ("httpx", "tenacity", "google.genai", "ollama", "rich", "mcp.server", "mcp_types")
 
 
+#: Prints the modules really imported: a package registered with its ``__init__`` deferred
+#: (``lazy_imports.DEFERRED_INITS``, e.g. ``mcp.server``) counts only once that ``__init__`` ran.
+_PRINT_LOADED = (
+    "\nimport sys, json\n"
+    "from local_memory_shared.lazy_imports import DEFERRED_INITS, package_init_loaded\n"
+    "print(json.dumps(sorted(m for m in sys.modules if m not in DEFERRED_INITS or package_init_loaded(m))))"
+)
+
+
 def _modules_after(code: str, env: dict[str, str]) -> set[str]:
     out = subprocess.run(
-        [sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+        [sys.executable, "-c", code + _PRINT_LOADED],
         env={**os.environ, **env},
         capture_output=True,
         text=True,
@@ -36,6 +45,7 @@ def test_cli_json_hybrid_query_imports_no_http_backend_no_rich_no_mcp_server(ind
     loaded = _modules_after(code, {"LOCAL_VECTOR_SEARCH_DATA_ROOT": str(indexed_sample.data_root)})
     assert "lancedb" in loaded and "onnxruntime" in loaded  # the answer really ran both legs
     assert sorted(m for m in HEAVY_UNUSED if m in loaded) == []
+    assert sorted(m for m in loaded if m.startswith("mcp.server.")) == []  # nor any of its submodules
 
 
 def test_http_backends_load_on_first_use():
