@@ -16,13 +16,14 @@ from local_memory_search.memory import fts
 from local_memory_search.memory.filters import MemoryFilters, compile_filters
 from local_memory_search.memory.reader import open_reader
 from local_memory_search.runtime import RUNTIME
-from local_memory_search.tools import call_tool
 from local_memory_shared.config import load_memory_settings, load_settings
 from local_memory_shared.embedding import embedder_from_settings
 from local_memory_shared.errors import StoreError
 from local_memory_shared.memory import published_version
 from local_memory_shared.memory.query import parse_fulltext
 from local_memory_shared.memory.schema import FTS5_TABLE, FTS5_VERSION_KEY
+from memory_support import ids_of
+from memory_support import memory_search as search
 
 
 @pytest.fixture(scope="module")
@@ -50,17 +51,6 @@ def writer(root, onnx):
 
 def note(title, content, project="acme", **kw):
     return {"project": project, "kind": kw.pop("kind", "note"), "title": title, "content": content, **kw}
-
-
-def search(**args):
-    args.setdefault("projectId", "acme")
-    out = call_tool("memory_search", args)
-    assert out["ok"], out
-    return out
-
-
-def ids_of(out):
-    return [r["id"] for r in out["results"]]
 
 
 def codes(out):

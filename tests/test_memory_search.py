@@ -12,6 +12,8 @@ from local_memory_indexer.memory.writer import MemoryWriter
 from local_memory_search.tools import call_tool
 from local_memory_shared.config import load_memory_settings, load_settings
 from local_memory_shared.embedding import embedder_from_settings
+from memory_support import ids_of
+from memory_support import memory_search as s
 
 WRITERS: dict[str, MemoryWriter] = {}
 
@@ -111,17 +113,6 @@ def vault():
     w.close()
     mp.undo()
     shutil.rmtree(root, ignore_errors=True)
-
-
-def s(**args):
-    args.setdefault("projectId", "acme")
-    out = call_tool("memory_search", args)
-    assert out["ok"], out
-    return out
-
-
-def ids_of(out):
-    return [r["id"] for r in out["results"]]
 
 
 def test_natural_question_with_missing_words_still_finds_the_trap(vault):

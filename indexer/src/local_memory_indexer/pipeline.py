@@ -206,6 +206,16 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _read_source(f: SourceFile, summary: IndexSummary) -> bytes | None:
+    """``f``'s bytes, or None with the failure counted in ``summary`` (unreadable: skipped this run)."""
+    try:
+        return f.abs_path.read_bytes()
+    except OSError as exc:
+        summary.files_failed += 1
+        summary.errors.append(f"{f.path}: {exc}")
+        return None
+
+
 def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -676,11 +686,8 @@ class _Run:
             if row is None:
                 changed.append(f)  # new or untrusted: read (and hashed) with its batch
                 continue
-            try:
-                data = f.abs_path.read_bytes()
-            except OSError as exc:
-                summary.files_failed += 1
-                summary.errors.append(f"{f.path}: {exc}")
+            data = _read_source(f, summary)
+            if data is None:
                 continue
             digest = _sha(data)
             if row["content_hash"] == digest:
@@ -705,11 +712,8 @@ class _Run:
         approx_chunks = 0
         limit = min(FIRST_BATCH_FILES, BATCH_FILES)
         for f in changed:
-            try:
-                data = f.abs_path.read_bytes()
-            except OSError as exc:
-                summary.files_failed += 1
-                summary.errors.append(f"{f.path}: {exc}")
+            data = _read_source(f, summary)
+            if data is None:
                 continue
             batch.append(FileChange(f, data, _sha(data)))
             approx_chunks += max(1, f.size // 1500)
