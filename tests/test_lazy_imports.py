@@ -1,4 +1,5 @@
-"""The deferred Lance REST client: a search needs none of it, and a caller that does gets all of it.
+"""The deferred Lance REST client and namespace package: a search needs none of them, and a caller
+that does gets all of them.
 
 Each check runs in a fresh interpreter (``sys.modules`` is the thing under test); the search runs
 against a real index of the sample project.
@@ -32,13 +33,20 @@ def test_a_real_search_never_loads_the_rest_client(indexed_sample: IndexedProjec
         f"""
         import json, sys
         from local_memory_search.tools import call_tool
-        from local_memory_shared.lazy_imports import rest_client_loaded
+        from local_memory_shared.lazy_imports import package_init_loaded, rest_client_loaded
         answer = call_tool("search_hybrid", {{"query": "retry the connection", "project_path": {str(indexed_sample.project)!r}}})
         print(json.dumps({{
             "ok": answer["ok"], "results": len(answer["results"]),
             "loaded": rest_client_loaded(),
             "api_modules": [m for m in sys.modules if m.startswith("lance_namespace_urllib3_client.api")],
             "urllib3": "urllib3" in sys.modules,
+            # registered, their __init__ deferred: lancedb imported through them
+            "inits_run": [n for n in ("lance_namespace", "lance_namespace_urllib3_client.models")
+                          if package_init_loaded(n)],
+            "registered": [n for n in ("lance_namespace", "lance_namespace_urllib3_client.models")
+                           if n in sys.modules],
+            # only the REST models lancedb's own modules import, not the ~200 of the models __init__
+            "models": len([m for m in sys.modules if m.startswith("lance_namespace_urllib3_client.models.")]),
         }}))
         """,
         LOCAL_VECTOR_SEARCH_DATA_ROOT=str(indexed_sample.data_root),
@@ -49,8 +57,11 @@ def test_a_real_search_never_loads_the_rest_client(indexed_sample: IndexedProjec
         "loaded": False,
         "api_modules": [],
         "urllib3": False,
+        "inits_run": [],
+        "registered": ["lance_namespace", "lance_namespace_urllib3_client.models"],
+        "models": got["models"],
     }
-    assert got["results"] > 0
+    assert got["results"] > 0 and got["models"] < 40
 
 
 def test_the_rest_client_still_works_for_a_caller_that_uses_it() -> None:
@@ -79,6 +90,86 @@ def test_the_rest_client_still_works_for_a_caller_that_uses_it() -> None:
     assert got["missing"] is False
 
 
+def test_lancedb_namespace_features_still_work_through_the_stand_ins(tmp_path) -> None:
+    """lancedb binds names of ``lance_namespace`` at import while its ``__init__`` is deferred; a
+    real namespace use (a directory namespace client, ``connect_namespace``, a response model)
+    then runs the real ``__init__`` and works as with an eager import."""
+    got = run(
+        f"""
+        import json
+        import local_memory_search, lancedb, lancedb.db
+        import pyarrow as pa
+        from local_memory_shared.lazy_imports import package_init_loaded
+        at_import = package_init_loaded("lance_namespace")
+        bound = type(lancedb.db.LanceNamespace).__name__
+        db = lancedb.connect({str(tmp_path / "db")!r})
+        db.create_table("chunks", pa.table({{"x": [1, 2, 3]}}))
+        client = db.namespace_client()  # lancedb calls its `connect` stand-in: lance's DirectoryNamespace
+        import lance_namespace
+        from lance_namespace import ListTablesRequest
+        tables = client.list_tables(ListTablesRequest(id=[])).tables
+        ns = lancedb.connect_namespace("dir", {{"root": {str(tmp_path / "db")!r}}})
+        empty = lancedb.db.ListNamespacesResponse(namespaces=[])  # what lancedb's DBConnection returns
+        print(json.dumps({{
+            "at_import": at_import, "bound": bound, "after": package_init_loaded("lance_namespace"),
+            "client": type(client).__name__,
+            "isinstance": isinstance(client, lancedb.db.LanceNamespace),
+            "same_class": isinstance(client, lance_namespace.LanceNamespace),
+            "subclass": issubclass(type(client), lancedb.db.LanceNamespace),
+            "tables": tables, "rows": ns.open_table("chunks").count_rows(),
+            "response": type(empty) is lance_namespace.ListNamespacesResponse,
+            "name": lancedb.db.ListNamespacesResponse.__name__,
+        }}))
+        """
+    )
+    assert got == {
+        "at_import": False,
+        "bound": "StandIn",
+        "after": True,
+        "client": "DirectoryNamespace",
+        "isinstance": True,
+        "same_class": True,
+        "subclass": True,
+        "tables": ["chunks"],
+        "rows": 3,
+        "response": True,
+        "name": "ListNamespacesResponse",
+    }
+
+
+def test_only_lancedb_gets_stand_ins_everyone_else_the_real_objects() -> None:
+    got = run(
+        """
+        import json
+        import local_memory_search, lancedb
+        from local_memory_shared.lazy_imports import package_init_loaded
+        deferred = not package_init_loaded("lance_namespace")
+        from lance_namespace import ListTablesResponse, LanceNamespace  # not lancedb: the real __init__ runs
+        try:
+            from lance_namespace import NoSuchThing
+            missing = None
+        except ImportError as exc:
+            missing = type(exc).__name__
+        class Mine(lancedb.db.LanceNamespace):  # subclassing lancedb's stand-in subclasses the real ABC
+            pass
+        print(json.dumps({
+            "deferred": deferred, "loaded": package_init_loaded("lance_namespace"),
+            "real": [type(ListTablesResponse).__name__, type(LanceNamespace).__name__],
+            "module": ListTablesResponse.__module__, "missing": missing,
+            "mine": Mine.__mro__[1] is LanceNamespace,
+        }))
+        """
+    )
+    assert got == {
+        "deferred": True,
+        "loaded": True,
+        "real": ["ModelMetaclass", "ABCMeta"],
+        "module": "lance_namespace_urllib3_client.models.list_tables_response",
+        "missing": "ImportError",
+        "mine": True,
+    }
+
+
 def test_deferring_is_a_no_op_once_the_client_was_imported() -> None:
     got = run(
         """
@@ -100,13 +191,13 @@ def test_a_real_search_imports_lancedb_without_override_checks_or_eager_rest_mod
         import json, sys
         from local_memory_search.tools import call_tool
         answer = call_tool("search_hybrid", {{"query": "retry the connection", "project_path": {str(indexed_sample.project)!r}}})
-        import lance_namespace, overrides
+        import lancedb.namespace, overrides
         from pydantic._internal._config import config_defaults
         from local_memory_shared.lazy_imports import _FINDER, package_init_loaded
         print(json.dumps({{
             "ok": answer["ok"], "results": len(answer["results"]),
             # built on first use, not at import (defer_build inside the lancedb import window only)
-            "rest_model_built": lance_namespace.ListNamespacesResponse.__pydantic_complete__,
+            "rest_model_built": lancedb.namespace.QueryTableRequest.__pydantic_complete__,
             "defer_default_after": config_defaults["defer_build"],
             # the real overrides.override is back for everyone else; lancedb's window is used up
             "override": overrides.override.__module__ + "." + overrides.override.__name__,
@@ -135,13 +226,13 @@ def test_deferred_rest_models_validate_and_serialise_as_eager_ones() -> None:
         import json, sys
         if sys.argv[-1] == "light":
             import local_memory_search  # installs the lighter lancedb import
-        import lancedb, lance_namespace
+        import lancedb
+        from lance_namespace_urllib3_client.models.string_fts_query import StringFtsQuery as model
         from pydantic import ValidationError
-        model = lance_namespace.ListNamespacesResponse
         before = model.__pydantic_complete__
-        dumped = model(namespaces=["a", "b"], page_token="p").model_dump(mode="json")
+        dumped = model(query="retry", columns=["text"]).model_dump(mode="json")
         try:
-            model(namespaces=5)
+            model(query=5, columns=[""])
             refused = None
         except ValidationError as exc:
             refused = [e["loc"][0] for e in exc.errors()]
@@ -161,7 +252,7 @@ def test_deferred_rest_models_validate_and_serialise_as_eager_ones() -> None:
     assert outs["eager"]["built_at_import"] is True and outs["light"]["built_at_import"] is False
     for key in ("dumped", "refused", "schema"):
         assert outs["light"][key] == outs["eager"][key]
-    assert outs["light"]["refused"] == ["namespaces"]
+    assert outs["light"]["refused"] == ["columns", "query"]
 
 
 def test_lightening_is_a_no_op_once_lancedb_was_imported() -> None:

@@ -30,6 +30,16 @@ of that import (a one-shot meta-path finder wraps the package's real loader; not
   message models (``mcp``, ``mcp_types``) are deferred the same way: a server builds the few
   it validates, on the first message that needs them.
 
+:data:`DEFERRED_INITS` goes further for LanceDB: ``lance_namespace`` (the namespace interface,
+whose ``__init__`` re-exports ~200 REST models) and the REST client's ``models`` package (whose
+``__init__`` imports every one of them) are deferred too, about a third of ``import lancedb``.
+``lancedb`` binds nine names of ``lance_namespace`` at import (``from lance_namespace import
+LanceNamespace, connect, ListTablesResponse, ...``, :data:`STAND_INS`) and uses them only in
+annotations and in namespace/REST calls: a module of ``lancedb`` that imports one of them while
+the ``__init__`` is still deferred gets a :class:`StandIn`, which loads the real package and
+forwards to the real object on first real use (call, attribute, ``isinstance``, subclassing).
+Any other importer, or any other name, runs the real ``__init__`` and gets the real object.
+
 Both steps are skipped when the library does not look as expected (the import is then simply
 as slow as before), and neither runs if ``lancedb`` was already imported.
 """
@@ -43,23 +53,120 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Any
 
 #: The generated OpenAPI client whose package ``__init__`` imports every REST API class.
 REST_CLIENT = "lance_namespace_urllib3_client"
+#: Its models package, whose ``__init__`` imports all ~200 request/response models.
+REST_MODELS = REST_CLIENT + ".models"
+#: The namespace interface package; its ``__init__`` re-exports every REST model.
+NAMESPACE = "lance_namespace"
 
 _lock = threading.RLock()
 
 
 #: Package ``__init__`` files a search or indexer process never needs to run, registered with
-#: :func:`defer_package_init` by :func:`defer_package_inits`: the REST client's (above); the MCP
+#: :func:`defer_package_init` by :func:`defer_package_inits`: the REST client's, its models' and
+#: ``lance_namespace``'s (above; lancedb imports their submodules and, as :class:`StandIn`
+#: objects, the few names it binds from ``lance_namespace``, see :data:`STAND_INS`); the MCP
 #: SDK's top-level one, which imports the whole *client* side (sessions, stdio/HTTP/WebSocket
 #: transports, httpx) for a process that only serves; and ``mcp.server``'s, which imports the
 #: high-level ``MCPServer`` framework (resources, prompts, templates) beside the low-level
 #: ``Server`` we use. A server imports ``mcp.server.lowlevel`` and ``mcp.server.stdio`` directly;
 #: ``from mcp import ClientSession`` anywhere still runs the real ``__init__`` first.
-DEFERRED_INITS = (REST_CLIENT, "mcp", "mcp.server")
+DEFERRED_INITS = (REST_CLIENT, REST_MODELS, NAMESPACE, "mcp", "mcp.server")
+
+#: Names a deferred package's ``__init__`` defines that :data:`STAND_IN_IMPORTERS` bind at import
+#: time and use only later (annotations, namespace/REST calls): such an importer gets a
+#: :class:`StandIn` for them instead of running the ``__init__`` (lancedb 0.30: ``db``,
+#: ``namespace`` and ``remote.db``). A name missing here costs time, never correctness.
+STAND_INS: dict[str, frozenset[str]] = {
+    NAMESPACE: frozenset(
+        {
+            "LanceNamespace",
+            "connect",
+            "CreateNamespaceResponse",
+            "DescribeNamespaceResponse",
+            "DropNamespaceResponse",
+            "ListNamespacesResponse",
+            "ListTablesResponse",
+            "NamespaceExistsRequest",
+            "TableExistsRequest",
+        }
+    ),
+}
+
+#: Packages whose modules get :class:`StandIn` objects (themselves and their submodules).
+STAND_IN_IMPORTERS = ("lancedb",)
+
+#: Frames of the import machinery between an importing module and a package's ``__getattr__``.
+_IMPORT_MACHINERY = ("importlib._bootstrap", "importlib._bootstrap_external")
+
+
+class StandIn:
+    """Placeholder for ``name`` of the deferred package ``package``: the real object, on first real use.
+
+    Calling it, reading an attribute, ``isinstance``/``issubclass`` against it, or subclassing it
+    runs the package's real ``__init__`` (once) and forwards to the real object. Only its identity
+    differs (``StandIn is not the real class``), which the importers listed in
+    :data:`STAND_IN_IMPORTERS` never test.
+    """
+
+    __slots__ = ("_package", "_name")
+
+    def __init__(self, package: str, name: str) -> None:
+        self._package = package
+        self._name = name
+
+    def resolve(self) -> Any:
+        """The real object (running the package's deferred ``__init__`` first if it has not run)."""
+        return getattr(importlib.import_module(self._package), self._name)
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self.resolve(), attribute)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        return isinstance(instance, self.resolve())
+
+    def __subclasscheck__(self, subclass: Any) -> bool:
+        return issubclass(subclass, self.resolve())
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (self.resolve(),)
+
+    def __or__(self, other: Any) -> Any:
+        return self.resolve() | other
+
+    def __ror__(self, other: Any) -> Any:
+        return other | self.resolve()
+
+    def __repr__(self) -> str:
+        return f"<StandIn for {self._package}.{self._name}>"
+
+
+_stand_ins: dict[tuple[str, str], StandIn] = {}
+
+
+def _stand_in_for(package: str, attribute: str) -> StandIn | None:
+    """A :class:`StandIn` when ``attribute`` is in :data:`STAND_INS` and the importer may get one.
+
+    The importer is the first frame above ``__getattr__`` outside the import machinery: the module
+    executing ``from package import attribute`` (directly, or through ``_handle_fromlist``).
+    """
+    if attribute not in STAND_INS.get(package, ()):
+        return None
+    frame: FrameType | None = sys._getframe(2)  # 0: here, 1: the package's __getattr__
+    while frame is not None and frame.f_globals.get("__name__") in _IMPORT_MACHINERY:
+        frame = frame.f_back
+    importer = "" if frame is None else str(frame.f_globals.get("__name__", ""))
+    if not any(importer == p or importer.startswith(p + ".") for p in STAND_IN_IMPORTERS):
+        return None
+    with _lock:
+        return _stand_ins.setdefault((package, attribute), StandIn(package, attribute))
 
 
 def defer_package_init(name: str) -> bool:
@@ -84,6 +191,10 @@ def defer_package_init(name: str) -> bool:
             # PEP 562: called only for names the module does not have yet.
             if attribute.startswith("__") and attribute.endswith("__"):
                 raise AttributeError(attribute)
+            if not state["loaded"]:
+                stand_in = _stand_in_for(name, attribute)
+                if stand_in is not None:
+                    return stand_in
             with _lock:
                 if not state["loaded"]:
                     state["loaded"] = True
