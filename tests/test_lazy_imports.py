@@ -317,6 +317,39 @@ def test_the_stdio_server_answers_without_the_sdk_client_or_high_level_framework
     assert "search_hybrid" in tools and answer["results"]
     assert {"mcp.server.lowlevel.server", "mcp.server.stdio", "mcp_types.methods"} <= imported  # the real SDK
     assert not {m for m in imported if m.startswith(("mcp.client", "mcp.server.mcpserver"))}
+    # nor the SSE package's __init__ (uvicorn, click): only the HTTP transport answers with SSE
+    assert not {m for m in imported if m.split(".")[0] in {"uvicorn", "click"} or m == "sse_starlette.sse"}
+
+
+def test_the_http_transport_still_gets_the_real_sse_response() -> None:
+    """The SDK's streamable-HTTP module binds ``EventSourceResponse`` while ``sse_starlette``'s
+    ``__init__`` is deferred; calling it (as every POST answered over SSE does) makes the real one."""
+    got = run(
+        """
+        import json
+        import local_memory_search
+        from local_memory_shared.lazy_imports import package_init_loaded
+        import mcp.server.streamable_http as transport
+        bound = type(transport.EventSourceResponse).__name__
+        before = package_init_loaded("sse_starlette")
+
+        async def events():
+            yield {"data": "x"}
+
+        response = transport.EventSourceResponse(content=events())
+        import sse_starlette
+        print(json.dumps({"bound": bound, "before": before, "after": package_init_loaded("sse_starlette"),
+                          "real": type(response) is sse_starlette.EventSourceResponse,
+                          "media_type": response.media_type}))
+        """
+    )
+    assert got == {
+        "bound": "StandIn",
+        "before": False,
+        "after": True,
+        "real": True,
+        "media_type": "text/event-stream",
+    }
 
 
 def test_a_deferred_sdk_package_runs_its_real_init_for_a_caller_that_uses_it() -> None:

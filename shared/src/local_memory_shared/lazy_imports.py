@@ -38,7 +38,9 @@ LanceNamespace, connect, ListTablesResponse, ...``, :data:`STAND_INS`) and uses 
 annotations and in namespace/REST calls: a module of ``lancedb`` that imports one of them while
 the ``__init__`` is still deferred gets a :class:`StandIn`, which loads the real package and
 forwards to the real object on first real use (call, attribute, ``isinstance``, subclassing).
-Any other importer, or any other name, runs the real ``__init__`` and gets the real object.
+Any other importer, or any other name, runs the real ``__init__`` and gets the real object. The
+MCP SDK's streamable-HTTP module gets one the same way from ``sse_starlette`` (whose ``__init__``
+imports uvicorn and click), so a stdio server imports neither.
 
 Both steps are skipped when the library does not look as expected (the import is then simply
 as slow as before), and neither runs if ``lancedb`` was already imported.
@@ -53,6 +55,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
+from dataclasses import dataclass
 from types import FrameType, ModuleType
 from typing import Any
 
@@ -62,6 +65,8 @@ REST_CLIENT = "lance_namespace_urllib3_client"
 REST_MODELS = REST_CLIENT + ".models"
 #: The namespace interface package; its ``__init__`` re-exports every REST model.
 NAMESPACE = "lance_namespace"
+#: Server-sent events for Starlette: the MCP SDK's streamable-HTTP transport uses it.
+SSE = "sse_starlette"
 
 _lock = threading.RLock()
 
@@ -74,31 +79,46 @@ _lock = threading.RLock()
 #: transports, httpx) for a process that only serves; and ``mcp.server``'s, which imports the
 #: high-level ``MCPServer`` framework (resources, prompts, templates) beside the low-level
 #: ``Server`` we use. A server imports ``mcp.server.lowlevel`` and ``mcp.server.stdio`` directly;
-#: ``from mcp import ClientSession`` anywhere still runs the real ``__init__`` first.
-DEFERRED_INITS = (REST_CLIENT, REST_MODELS, NAMESPACE, "mcp", "mcp.server")
+#: ``from mcp import ClientSession`` anywhere still runs the real ``__init__`` first. Last,
+#: ``sse_starlette``'s, which imports uvicorn and click (~0.09 s of a stdio server's start) for the
+#: SDK's streamable-HTTP transport, which binds one name from it (a :class:`StandIn`).
+DEFERRED_INITS = (REST_CLIENT, REST_MODELS, NAMESPACE, "mcp", "mcp.server", SSE)
 
-#: Names a deferred package's ``__init__`` defines that :data:`STAND_IN_IMPORTERS` bind at import
-#: time and use only later (annotations, namespace/REST calls): such an importer gets a
-#: :class:`StandIn` for them instead of running the ``__init__`` (lancedb 0.30: ``db``,
-#: ``namespace`` and ``remote.db``). A name missing here costs time, never correctness.
-STAND_INS: dict[str, frozenset[str]] = {
-    NAMESPACE: frozenset(
-        {
-            "LanceNamespace",
-            "connect",
-            "CreateNamespaceResponse",
-            "DescribeNamespaceResponse",
-            "DropNamespaceResponse",
-            "ListNamespacesResponse",
-            "ListTablesResponse",
-            "NamespaceExistsRequest",
-            "TableExistsRequest",
-        }
+
+@dataclass(frozen=True)
+class StandInRule:
+    """Names of a deferred package's ``__init__`` that modules of ``importers`` get as :class:`StandIn`."""
+
+    names: frozenset[str]
+    #: Importing packages (each with its submodules) or modules.
+    importers: tuple[str, ...]
+
+
+#: Per deferred package: the names its importers bind at import time but use only later
+#: (annotations, calls), which they get as :class:`StandIn` objects instead of running the
+#: ``__init__``. A name missing here costs time, never correctness.
+STAND_INS: dict[str, StandInRule] = {
+    # lancedb 0.30 (``db``, ``namespace``, ``remote.db``): annotations and namespace/REST calls.
+    NAMESPACE: StandInRule(
+        frozenset(
+            {
+                "LanceNamespace",
+                "connect",
+                "CreateNamespaceResponse",
+                "DescribeNamespaceResponse",
+                "DropNamespaceResponse",
+                "ListNamespacesResponse",
+                "ListTablesResponse",
+                "NamespaceExistsRequest",
+                "TableExistsRequest",
+            }
+        ),
+        ("lancedb",),
     ),
+    # The SDK's streamable-HTTP transport answers SSE with it (a call, HTTP only); the package
+    # __init__ imports uvicorn and click, which a stdio server never needs.
+    SSE: StandInRule(frozenset({"EventSourceResponse"}), ("mcp.server.streamable_http",)),
 }
-
-#: Packages whose modules get :class:`StandIn` objects (themselves and their submodules).
-STAND_IN_IMPORTERS = ("lancedb",)
 
 #: Frames of the import machinery between an importing module and a package's ``__getattr__``.
 _IMPORT_MACHINERY = ("importlib._bootstrap", "importlib._bootstrap_external")
@@ -110,7 +130,7 @@ class StandIn:
     Calling it, reading an attribute, ``isinstance``/``issubclass`` against it, or subclassing it
     runs the package's real ``__init__`` (once) and forwards to the real object. Only its identity
     differs (``StandIn is not the real class``), which the importers listed in
-    :data:`STAND_IN_IMPORTERS` never test.
+    :data:`STAND_INS` never test.
     """
 
     __slots__ = ("_package", "_name")
@@ -157,13 +177,14 @@ def _stand_in_for(package: str, attribute: str) -> StandIn | None:
     The importer is the first frame above ``__getattr__`` outside the import machinery: the module
     executing ``from package import attribute`` (directly, or through ``_handle_fromlist``).
     """
-    if attribute not in STAND_INS.get(package, ()):
+    rule = STAND_INS.get(package)
+    if rule is None or attribute not in rule.names:
         return None
     frame: FrameType | None = sys._getframe(2)  # 0: here, 1: the package's __getattr__
     while frame is not None and frame.f_globals.get("__name__") in _IMPORT_MACHINERY:
         frame = frame.f_back
     importer = "" if frame is None else str(frame.f_globals.get("__name__", ""))
-    if not any(importer == p or importer.startswith(p + ".") for p in STAND_IN_IMPORTERS):
+    if not any(importer == p or importer.startswith(p + ".") for p in rule.importers):
         return None
     with _lock:
         return _stand_ins.setdefault((package, attribute), StandIn(package, attribute))
