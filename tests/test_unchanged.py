@@ -121,7 +121,10 @@ def test_a_no_change_run_loads_no_lancedb_pyarrow_or_onnxruntime_and_answers_the
         return {k: v for k, v in summary.items() if k != "seconds"} | {"phases": sorted(summary["seconds"])}
 
     assert comparable(fast["summary"]) == comparable(slow["summary"])
-    assert fast["summary"]["files_unchanged"] == FILES and fast["summary"]["chunks_total"] == first["chunks_total"]
+    assert (
+        fast["summary"]["files_unchanged"] == FILES
+        and fast["summary"]["chunks_total"] == first["chunks_total"]
+    )
     runs = sqlite3.connect(paths_of_root(tmp_path, project).state_db).execute(
         "SELECT kind, outcome FROM runs ORDER BY run_id"
     )
@@ -144,7 +147,9 @@ def test_the_fast_path_refreshes_what_a_no_change_run_refreshes(
     assert summary.published_version == before[0] and summary.chunks_total == first.chunks_total
     after = state(project, "SELECT published_version, last_indexed_at, status FROM projects")[0]
     assert after[0] == before[0] and after[2] == "ready"
-    assert state(project, "SELECT published_at FROM publications WHERE version = ?", (before[0],)) > published_at
+    assert (
+        state(project, "SELECT published_at FROM publications WHERE version = ?", (before[0],)) > published_at
+    )
     assert state(project, "SELECT mtime FROM files WHERE path = 'pkg/mod_001.py'") == [(1.0,)]
 
 
