@@ -16,8 +16,9 @@ type, ``add``, ``merge_insert``, ``delete``). Figures: peak RSS per label, the p
 ``ru_maxrss``, wall time.
 
 ``reindex``: a no-change ``local-memory-indexer index`` of an already indexed project (real
-model; the first index uses hash vectors under the real model's name), wall time and user CPU, and whether the run loaded
-``onnxruntime``.
+model; the first index uses hash vectors under the real model's name), wall time, user and system
+CPU, and whether the run loaded ``onnxruntime`` and ``lancedb`` (a run on the no-change fast path
+loads neither).
 
     python -m bench.indexer_phases rss --before main --parts laravel-framework --rounds 2
     python -m bench.indexer_phases reindex --before main --parts laravel-framework --runs 5
@@ -363,7 +364,8 @@ def cmd_reindex(ns: argparse.Namespace) -> dict[str, Any]:
     probe += (
         "import atexit;atexit.register(lambda: print('ONNXRUNTIME_LOADED' if 'onnxruntime' in sys.modules "
     )
-    probe += "else 'ONNXRUNTIME_NOT_LOADED', file=sys.stderr));runpy.run_module('local_memory_indexer.cli', run_name='__main__')"
+    probe += "else 'ONNXRUNTIME_NOT_LOADED', 'LANCEDB_LOADED' if 'lancedb' in sys.modules else '', file=sys.stderr));"
+    probe += "runpy.run_module('local_memory_indexer.cli', run_name='__main__')"
     cmd = [sys.executable, "-c", probe, "index", str(project), "--json"]
     first_index: dict[str, Any] | None = None
     if not (root / "projects").is_dir():
@@ -403,10 +405,13 @@ def cmd_reindex(ns: argparse.Namespace) -> dict[str, Any]:
                     "side": side,
                     "wall_s": round(wall, 3),
                     "user_s": round(after.ru_utime - before.ru_utime, 3),
+                    "sys_s": round(after.ru_stime - before.ru_stime, 3),
                     "files_seen": data.get("files_seen"),
                     "files_parsed": data.get("files_parsed"),
                     "seconds": data.get("seconds"),
                     "onnxruntime_loaded": "ONNXRUNTIME_LOADED" in proc.stderr,
+                    # False on the no-change fast path (``local_memory_indexer.unchanged``).
+                    "lancedb_loaded": "LANCEDB_LOADED" in proc.stderr,
                     "load": load,
                 }
             )
@@ -416,7 +421,10 @@ def cmd_reindex(ns: argparse.Namespace) -> dict[str, Any]:
                 runs[-1]["wall_s"],
                 "s wall",
                 runs[-1]["user_s"],
-                "s user, load",
+                "s user",
+                runs[-1]["sys_s"],
+                "s sys, lancedb" if runs[-1]["lancedb_loaded"] else "s sys, no lancedb",
+                "load",
                 load,
                 file=sys.stderr,
             )

@@ -124,9 +124,14 @@ def test_deleted_fts_index_files_are_rebuilt_by_a_plain_run(setup) -> None:
     assert after["results"][0]["symbol_name"] == "task_3_1"
 
 
-def test_a_run_killed_before_it_publishes_never_loses_the_published_version(setup) -> None:
+@pytest.mark.parametrize("way", ["no_change_fast_path", "full_pipeline"])
+def test_a_run_killed_before_it_publishes_never_loses_the_published_version(setup, way: str) -> None:
     project, paths, env_ = setup
     published = state(paths, "SELECT published_version FROM projects")[0][0]
+    if way == "full_pipeline":
+        # The run that does not trust the record (here: none) goes the full way, as any run did
+        # before the fast path; the fast path's own kill is the other case.
+        (paths.dir / "intact.json").unlink()
     # No change at all; with no grace period, the old optimize-then-publish order deleted the
     # published version before the new one was published.
     killed = run_cli(
@@ -139,6 +144,10 @@ def test_a_run_killed_before_it_publishes_never_loses_the_published_version(setu
     assert killed.returncode == -signal.SIGKILL
     assert state(paths, "SELECT published_version FROM projects")[0][0] == published
     assert len(lance_rows(paths, published)) == FILES * FUNCS
+    # The killed run left its journal row open: the next run goes the full way and checks for drift.
+    summary = summary_of(run_cli(env_, "index", str(project), "--json"))
+    assert summary["repair_reason"] == "the previous run did not finish" and summary["files_repaired"] == 0
+    assert_consistent(paths)
 
 
 def test_after_a_killed_first_index_status_tells_the_truth_and_readers_write_nothing(tmp_path: Path) -> None:

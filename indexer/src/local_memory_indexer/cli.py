@@ -11,18 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 from local_memory_shared.config import load_settings
 from local_memory_shared.contract import INDEXER_HTTP_PORT
-from local_memory_shared.envelope import error
+from local_memory_shared.envelope import error, ok  # ok(): the envelope ToolResult gives, without pydantic
 from local_memory_shared.errors import InvalidArgument, LocalMemoryError, StoreError
 from local_memory_shared.heap import limit_malloc_arenas_from_settings
-from local_memory_shared.tooling import ToolResult
 from local_memory_shared.transport_args import add_transport_args
 
 from .memory.cli import add_doctor_parser, add_memory_parser
 
 if TYPE_CHECKING:
-    # Imported by ``cmd_index``: the pipeline pulls in LanceDB and pyarrow, whose threads must
-    # start after ``main`` has capped the malloc arenas.
-    from .pipeline import IndexSummary
+    # Imported by ``cmd_index``: a run that writes pulls in LanceDB and pyarrow, whose threads
+    # must start after ``main`` has capped the malloc arenas.
+    from .plan import IndexSummary
 
 
 class RichProgress:
@@ -118,9 +117,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             embedder.close()
     if args.json:
         if len(summaries) == 1:
-            _emit(ToolResult(data=summaries[0].to_dict()).envelope())
+            _emit(ok(data=summaries[0].to_dict(), warnings=[]))
         else:
-            _emit(ToolResult(results=[s.to_dict() for s in summaries]).envelope())
+            _emit(ok(results=[s.to_dict() for s in summaries], warnings=[]))
     elif not args.quiet:
         for summary in summaries:
             _print_summary(summary)
@@ -132,7 +131,7 @@ def _index_one(
 ) -> IndexSummary:
     """One project of an ``index`` command (``embedder`` None = the local model, opened per project;
     ``parser`` None = parse here or in a local pool)."""
-    from .pipeline import index_project
+    from .indexing import index_project
 
     show_bar = not args.json and not args.quiet and sys.stderr.isatty()
     kwargs: dict[str, Any] = {
@@ -152,7 +151,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     projects = list_projects(load_settings())
     if args.json:
-        _emit(ToolResult(results=projects).envelope())
+        _emit(ok(results=projects, warnings=[]))
     else:
         if not projects:
             print("no indexed projects under", load_settings().data_root)
@@ -169,7 +168,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
     result = delete_project_index(load_settings(), args.path)
     if args.json:
-        _emit(ToolResult(data=result).envelope())
+        _emit(ok(data=result, warnings=[]))
     else:
         print(f"deleted index of {result['project_path']}" if result["deleted"] else "no index to delete")
     return 0

@@ -1,6 +1,6 @@
 """Background indexing jobs for the indexer's MCP server.
 
-One thread per job runs :func:`local_memory_indexer.pipeline.index_project`; its progress is
+One thread per job runs :func:`local_memory_indexer.indexing.index_project`; its progress is
 kept in memory (what ``indexing_status`` answers first) and written to the project's ``jobs``
 table at most about twice a second by a small flusher thread, so a status survives the server
 and the pipeline never waits on a status write. One project never has two running jobs in this
@@ -390,7 +390,7 @@ class JobManager:
 def _pipeline_index_fn() -> IndexFn:
     # Imported on first use: the pipeline pulls in LanceDB and the models, and the server
     # should answer tools/list without waiting for them.
-    from .pipeline import index_project
+    from .indexing import index_project
 
     return index_project
 
@@ -399,7 +399,7 @@ def _ensure_unlocked(paths: ProjectPaths) -> None:
     """Fail fast with INDEX_LOCKED when another process (a CLI run) is writing this project."""
     if not paths.lock_file.exists():
         return
-    from .pipeline import writer_lock
+    from .plan import writer_lock
 
     with writer_lock(paths):
         pass

@@ -25,45 +25,69 @@ This module orchestrates; state writes live in ``state_writer``, the vector cach
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import logging
 import multiprocessing
 import os
 import re
 import sqlite3
-import subprocess
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
-from local_memory_shared.config import Settings, load_settings
-from local_memory_shared.embedding import embedder_from_settings
+from local_memory_shared.config import Settings
+from local_memory_shared.discovery import Discovery
 from local_memory_shared.embedding.base import Embedder
-from local_memory_shared.embedding.onnx import OnnxEmbedder
-from local_memory_shared.errors import IndexLocked, ProvenanceMismatch
+from local_memory_shared.errors import ProvenanceMismatch
 from local_memory_shared.lance_location import LanceLocation, lance_location
-from local_memory_shared.paths import ProjectPaths, project_paths
+from local_memory_shared.paths import ProjectPaths
 from local_memory_shared.schema import SCHEMA_VERSION, ChunkRecord, definition_terms
 from local_memory_shared.state import read_index_meta, utc_now
 
 from .chunking import ChunkDraft, stable_chunk_id
 from .discovery import SourceFile, discover
 from .embed_cache import EmbedCache, text_hash
+from .indexing import index_project
 from .parse_worker import ParsedFile, parse_file
-from .query_model import ensure_compact_model
+from .plan import (
+    IndexSummary,
+    NullProgress,
+    Plan,
+    ProgressSink,
+    Timer,
+    git_head,
+    plan_files,
+    read_source,
+    sha256_hex,
+    writer_lock,
+)
 from .rebuild import clean_leftovers, next_lance_name, remove_side_db, side_db, swap_in
 from .repair import find_drift
 from .state_db import open_state_rw
 from .state_writer import BatchWrite, FileRow, GraphRows, StateWriter
 from .store import KEEP_VERSIONS_FOR, ChunkStore, remove_lance_dir
+from .unchanged import forget_intact, record_intact
+
+# Re-exported: they moved to the light modules ``plan`` and ``indexing`` (a no-change run imports
+# only those), and callers import them from here.
+__all__ = [
+    "Cancelled",
+    "IndexSummary",
+    "NullProgress",
+    "Plan",
+    "ProgressSink",
+    "embed_text",
+    "fts_text",
+    "git_head",
+    "index_project",
+    "run_index",
+    "writer_lock",
+]
 
 log = logging.getLogger(__name__)
 
@@ -80,92 +104,8 @@ FIRST_BATCH_FILES = 16
 EMBED_BATCH_CHUNKS = 512
 
 
-class ProgressSink(Protocol):
-    """Receives progress; the CLI draws a bar, the MCP job manager writes the jobs table."""
-
-    def phase(self, name: str) -> None: ...
-    def files(self, done: int, total: int) -> None: ...
-    def chunks(self, embedded: int, total: int) -> None: ...
-
-
-class NullProgress:
-    """Progress sink that ignores everything."""
-
-    def phase(self, name: str) -> None:
-        pass
-
-    def files(self, done: int, total: int) -> None:
-        pass
-
-    def chunks(self, embedded: int, total: int) -> None:
-        pass
-
-
 class Cancelled(Exception):
     """Raised inside the pipeline when its cancel event is set (published state stays good)."""
-
-
-@dataclass
-class IndexSummary:
-    """What one run did; ``--json`` prints this."""
-
-    project_path: str
-    backend: str
-    model: str
-    dimension: int
-    files_seen: int = 0
-    files_parsed: int = 0
-    files_unchanged: int = 0
-    files_deleted: int = 0
-    files_failed: int = 0
-    files_skipped: dict[str, int] = field(default_factory=dict)
-    chunks_written: int = 0
-    chunks_embedded: int = 0
-    chunks_reused: int = 0
-    chunks_deleted: int = 0
-    chunks_total: int = 0
-    languages: dict[str, int] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
-    published_version: int | None = None
-    #: Files re-indexed because LanceDB and the mirror disagreed (after a crash), and why.
-    files_repaired: int = 0
-    repair_reason: str = ""
-    indices_rebuilt: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    cancelled: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@contextlib.contextmanager
-def writer_lock(paths: ProjectPaths) -> Iterator[None]:
-    """One writer per project: an exclusive, non-blocking flock on ``writer.lock``."""
-    paths.dir.mkdir(parents=True, exist_ok=True)
-    with open(paths.lock_file, "a+") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            raise IndexLocked(f"another indexer is writing {paths.project_path}") from exc
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def git_head(root: Path) -> str:
-    """HEAD commit of ``root`` when it is a git work tree, else ''."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
 
 
 _CAMEL = re.compile(r"[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*")
@@ -202,88 +142,38 @@ def embed_text(chunk: Mapping[str, Any] | ChunkRecord) -> str:
     return f"{symbol}\n{text}" if symbol else text
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _read_source(f: SourceFile, summary: IndexSummary) -> bytes | None:
-    """``f``'s bytes, or None with the failure counted in ``summary`` (unreadable: skipped this run)."""
-    try:
-        return f.abs_path.read_bytes()
-    except OSError as exc:
-        summary.files_failed += 1
-        summary.errors.append(f"{f.path}: {exc}")
-        return None
-
-
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-class _Timer:
-    def __init__(self, summary: IndexSummary, progress: ProgressSink):
-        self.summary = summary
-        self.progress = progress
-
-    def add(self, name: str, seconds: float) -> None:
-        """Move ``seconds`` into phase ``name`` (a phase timed inside another one)."""
-        self.summary.seconds[name] = round(self.summary.seconds.get(name, 0.0) + seconds, 4)
-
-    @contextlib.contextmanager
-    def phase(self, name: str) -> Iterator[None]:
-        self.progress.phase(name)
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.summary.seconds[name] = round(
-                self.summary.seconds.get(name, 0.0) + time.perf_counter() - start, 4
-            )
-
-
-def index_project(
-    project_path: str | Path,
+def run_index(
+    paths: ProjectPaths,
+    settings: Settings,
+    embedder: Embedder,
+    progress: ProgressSink,
+    cancel: threading.Event | None,
+    parser: Executor | None,
     *,
-    settings: Settings | None = None,
-    full: bool = False,
-    rebuild: bool = False,
-    embedder: Embedder | None = None,
-    progress: ProgressSink | None = None,
-    cancel: threading.Event | None = None,
-    parser: Executor | None = None,
+    full: bool,
+    rebuild: bool,
+    found: Discovery | None = None,
 ) -> IndexSummary:
-    """Index (or incrementally re-index) ``project_path`` into the data root.
+    """The run ``indexing.index_project`` makes when the no-change check (``unchanged``) declined.
 
-    ``parser`` (e.g. ``distributed.RayParser``) parses every changed file (``parse_file``) for
-    this run instead of this process or a local pool; the caller owns and closes it.
+    The caller holds ``writer.lock``. ``found``: the walk that check already made (reused unless
+    this run distrusts files the walk trusted). The intact record goes first: this run may write.
     """
-    settings = settings or load_settings()
-    paths = project_paths(settings.data_root, project_path)
-    progress = progress or NullProgress()
-    own_embedder = embedder is None
-    embedder = embedder or embedder_from_settings(settings)
+    forget_intact(paths)
+    conn = _open_main(paths, rebuild)
+    side: sqlite3.Connection | None = None
     try:
-        with writer_lock(paths):
-            conn = _open_main(paths, rebuild)
-            side: sqlite3.Connection | None = None
-            try:
-                main = StateWriter(conn, str(paths.project_path), paths.key)
-                clean_leftovers(paths, main, KEEP_VERSIONS_FOR.total_seconds(), settings.lance_uri)
-                if rebuild and main.published() is not None:
-                    side = open_state_rw(side_db(paths), reset=True)
-                run = _Run(paths, settings, embedder, progress, cancel, conn, side, parser)
-                summary = run.run(full=full, rebuild=rebuild)
-            finally:
-                if side is not None:
-                    side.close()
-                    remove_side_db(paths)
-                conn.close()
-        if isinstance(embedder, OnnxEmbedder):
-            ensure_compact_model(settings.data_root, embedder)
-        return summary
+        main = StateWriter(conn, str(paths.project_path), paths.key)
+        clean_leftovers(paths, main, KEEP_VERSIONS_FOR.total_seconds(), settings.lance_uri)
+        if rebuild and main.published() is not None:
+            side = open_state_rw(side_db(paths), reset=True)
+        run = _Run(paths, settings, embedder, progress, cancel, conn, side, parser)
+        return run.run(full=full, rebuild=rebuild, found=found)
     finally:
-        if own_embedder:
-            embedder.close()
+        if side is not None:
+            side.close()
+            remove_side_db(paths)
+        conn.close()
 
 
 def _open_main(paths: ProjectPaths, rebuild: bool) -> sqlite3.Connection:
@@ -304,6 +194,10 @@ def _open_main(paths: ProjectPaths, rebuild: bool) -> sqlite3.Connection:
     return conn
 
 
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def chunk_record(
     project: str,
     f: SourceFile,
@@ -314,7 +208,7 @@ def chunk_record(
 ) -> ChunkRecord:
     """The stored record of one chunk draft; ``updated_at`` survives while its text is unchanged."""
     chunk_id = stable_chunk_id(f.path, d.chunk_kind, d.symbol_name, d.ordinal)
-    content_hash = _sha(d.text.encode("utf-8"))[:32]
+    content_hash = sha256_hex(d.text.encode("utf-8"))[:32]
     prev = previous.get(chunk_id)
     ext = Path(f.path).suffix.lower().lstrip(".")
     return ChunkRecord(
@@ -348,18 +242,6 @@ class FileChange:
     file: SourceFile
     data: bytes
     digest: str
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What a run will do: files to index, files gone, and the project's file set."""
-
-    #: Files to (re-)index; their content is read batch by batch (``_Run._batches``), never all at
-    #: once: a first index of 13.7k files held every file's bytes until the run's end (~200 MB).
-    changed: tuple[SourceFile, ...]
-    deleted: tuple[str, ...]
-    project_files: frozenset[str]
-    adds_files: bool
 
 
 #: A deferred run of at least this many files parses them in worker processes (one per core).
@@ -507,8 +389,11 @@ class _Run:
         if self.cancel is not None and self.cancel.is_set():
             raise Cancelled()
 
-    def run(self, *, full: bool, rebuild: bool) -> IndexSummary:
-        """Run to the end (or to a cancel); the journal row records how it ended."""
+    def run(self, *, full: bool, rebuild: bool, found: Discovery | None = None) -> IndexSummary:
+        """Run to the end (or to a cancel); the journal row records how it ended.
+
+        A run that ends "done" on a local store leaves the intact record (``unchanged``) last.
+        """
         summary = IndexSummary(
             self.project, self.embedder.backend, self.embedder.model, self.embedder.dimension
         )
@@ -519,7 +404,8 @@ class _Run:
         run_id = self.main.begin_run("rebuild" if rebuild else "full" if full else "index")
         try:
             store = ChunkStore(self._location(self.lance_name), self.embedder.dimension)
-            self._execute(store, full or rebuild, interrupted, summary, _Timer(summary, self.progress))
+            timer = Timer(summary, self.progress)
+            self._execute(store, full or rebuild, interrupted, summary, timer, found)
             if self.beside:
                 swap_in(self.main, self.state.conn, self.lance_name)
         except Cancelled:
@@ -532,12 +418,29 @@ class _Run:
             raise
         else:
             self.main.end_run(run_id, "done")
+            self._record_intact(store)
         summary.published_version = self.main.published()
         summary.chunks_total, summary.languages = self.main.chunk_stats()
         return summary
 
+    def _record_intact(self, store: ChunkStore) -> None:
+        """Write the intact record when the store is local and LanceDB holds what was published."""
+        if self.settings.lance_uri is not None:
+            return
+        version, rows = self.main.published(), store.count()
+        if version != store.version or rows != self.main.mirror_total():
+            log.info("no intact record: LanceDB's latest version is not the published one")
+            return
+        record_intact(self.paths, self.settings, self.embedder, self.main, rows)
+
     def _execute(
-        self, store: ChunkStore, full: bool, interrupted: bool, summary: IndexSummary, timer: _Timer
+        self,
+        store: ChunkStore,
+        full: bool,
+        interrupted: bool,
+        summary: IndexSummary,
+        timer: Timer,
+        found: Discovery | None = None,
     ) -> None:
         if store.created:
             self.state.forget_publications()
@@ -553,12 +456,16 @@ class _Run:
             trusted = (
                 {} if full else {p: (r["size"], r["mtime"]) for p, r in known.items() if p not in drift.files}
             )
-            found = discover(
-                self.paths.project_path, max_file_bytes=self.settings.max_file_bytes, trusted=trusted
-            )
+            if found is None or full or drift.files:
+                # The no-change check's walk trusted every known file; it is reused only when
+                # this run trusts them all too.
+                found = discover(
+                    self.paths.project_path, max_file_bytes=self.settings.max_file_bytes, trusted=trusted
+                )
             summary.files_skipped = dict(sorted(found.skipped.items()))
             summary.files_seen = len(found.files)
-            plan = self._plan(found.files, full, drift.files, summary, known)
+            plan = plan_files(found.files, known, summary, full=full, drift=drift.files)
+            self.state.touch_mtimes(plan.touched)
         summary.files_deleted = len(plan.deleted)
         self._write_batches(plan, store, commit, summary, timer)
         if plan.deleted or plan.adds_files:
@@ -580,7 +487,7 @@ class _Run:
             self._prune(store)
 
     def _write_batches(
-        self, plan: Plan, store: ChunkStore, commit: str, summary: IndexSummary, timer: _Timer
+        self, plan: Plan, store: ChunkStore, commit: str, summary: IndexSummary, timer: Timer
     ) -> None:
         total, done, folded_at = len(plan.changed), 0, 0
         self.progress.files(0, total)
@@ -627,7 +534,7 @@ class _Run:
             self._index_batch((), pending_deleted, store, plan.project_files, commit, summary, timer)
 
     def _embed_pending(
-        self, pending: list[tuple[str, int]], store: ChunkStore, summary: IndexSummary, timer: _Timer
+        self, pending: list[tuple[str, int]], store: ChunkStore, summary: IndexSummary, timer: Timer
     ) -> None:
         """Embed the rows published without vectors, a batch of files at a time, each batch published.
 
@@ -666,44 +573,6 @@ class _Run:
         if floor is not None:
             store.prune(floor)
 
-    def _plan(
-        self,
-        files: list[SourceFile],
-        full: bool,
-        drift: frozenset[str],
-        summary: IndexSummary,
-        known: dict[str, sqlite3.Row],
-    ) -> Plan:
-        changed: list[SourceFile] = []
-        touched: list[tuple[float, str]] = []
-        for f in files:
-            row = known.get(f.path)
-            if full or f.path in drift:
-                row = None  # not trusted: re-read and re-hash
-            if row is not None and row["size"] == f.size and row["mtime"] == f.mtime:
-                summary.files_unchanged += 1
-                continue
-            if row is None:
-                changed.append(f)  # new or untrusted: read (and hashed) with its batch
-                continue
-            data = _read_source(f, summary)
-            if data is None:
-                continue
-            digest = _sha(data)
-            if row["content_hash"] == digest:
-                summary.files_unchanged += 1
-                touched.append((f.mtime, f.path))
-                continue
-            changed.append(f)  # its content is read again with its batch, not held until then
-        self.state.touch_mtimes(touched)
-        on_disk = frozenset(f.path for f in files)
-        return Plan(
-            changed=tuple(changed),
-            deleted=tuple(sorted(p for p in known.keys() | drift if p not in on_disk)),
-            project_files=on_disk,
-            adds_files=any(f.path not in known for f in changed),
-        )
-
     def _batches(
         self, changed: tuple[SourceFile, ...], summary: IndexSummary
     ) -> Iterator[tuple[FileChange, ...]]:
@@ -712,10 +581,10 @@ class _Run:
         approx_chunks = 0
         limit = min(FIRST_BATCH_FILES, BATCH_FILES)
         for f in changed:
-            data = _read_source(f, summary)
+            data = read_source(f, summary)
             if data is None:
                 continue
-            batch.append(FileChange(f, data, _sha(data)))
+            batch.append(FileChange(f, data, sha256_hex(data)))
             approx_chunks += max(1, f.size // 1500)
             if len(batch) >= limit or approx_chunks >= BATCH_CHUNKS:
                 yield tuple(batch)
@@ -731,7 +600,7 @@ class _Run:
         project_files: frozenset[str],
         commit: str,
         summary: IndexSummary,
-        timer: _Timer,
+        timer: Timer,
         *,
         defer: bool = False,
         parsed: list[ParsedFile] | None = None,

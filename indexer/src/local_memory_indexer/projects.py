@@ -12,7 +12,7 @@ from local_memory_shared.errors import NotIndexed
 from local_memory_shared.lance_location import lance_location
 from local_memory_shared.paths import ProjectPaths, project_key
 
-from .pipeline import writer_lock
+from .plan import writer_lock
 
 
 def list_projects(settings: Settings) -> list[dict[str, Any]]:

@@ -14,11 +14,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-from lancedb.index import FTS, IvfPq
 from local_memory_shared.errors import StoreError
 from local_memory_shared.lance_location import LanceLocation
 from local_memory_shared.schema import (
@@ -30,6 +28,11 @@ from local_memory_shared.schema import (
 )
 
 from .remote import check_conditional_writes
+
+if TYPE_CHECKING:
+    # pyarrow and LanceDB are imported where a store is used, not with the module: the pipeline
+    # imports this module, and a run that never opens a store (``unchanged``) must not load them.
+    import pyarrow as pa
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +145,8 @@ class ChunkStore:
         """Fill the vectors of existing rows (a partial-column merge keyed by ``chunk_id``)."""
         if not chunk_ids:
             return
+        import pyarrow as pa
+
         update = pa.table(
             {"chunk_id": pa.array(list(chunk_ids), pa.string()), VECTOR_COLUMN: self._vector_array(vectors)}
         )
@@ -151,6 +156,8 @@ class ChunkStore:
             raise StoreError(f"LanceDB vector update failed: {exc}") from exc
 
     def _vector_array(self, vectors: np.ndarray, missing: np.ndarray | None = None) -> pa.Array:
+        import pyarrow as pa
+
         flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
         mask = None if missing is None or not missing.any() else pa.array(missing, pa.bool_())
         return pa.FixedSizeListArray.from_arrays(flat, self.dimension, mask=mask)
@@ -158,6 +165,8 @@ class ChunkStore:
     def _to_arrow(
         self, rows: list[dict[str, Any]], vectors: np.ndarray, missing: np.ndarray | None = None
     ) -> pa.Table:
+        import pyarrow as pa
+
         schema = chunk_arrow_schema(self.dimension)
         columns: dict[str, Any] = {
             name: [r[name] for r in rows] for name in schema.names if name != VECTOR_COLUMN
@@ -203,6 +212,8 @@ class ChunkStore:
                 or not self.has_vector_index()
                 or self.vector_segments() > MAX_VECTOR_SEGMENTS
             ):
+                from lancedb.index import IvfPq
+
                 self.table.create_index(
                     VECTOR_COLUMN,
                     config=IvfPq(
@@ -218,6 +229,8 @@ class ChunkStore:
             raise StoreError(f"LanceDB index maintenance failed: {exc}") from exc
 
     def _create_fts(self) -> None:
+        from lancedb.index import FTS
+
         self.table.create_index(
             FTS_COLUMN,
             config=FTS(base_tokenizer="simple", stem=True, remove_stop_words=False, max_token_length=64),

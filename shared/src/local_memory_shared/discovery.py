@@ -374,7 +374,8 @@ class _Walk:
             return "special"
         if ignores.ignored(rel, is_dir=False):
             return "ignored"
-        if self.skip_secrets and (is_secret_path(rel) or is_secret_path(real)):
+        # ``real`` differs from ``rel`` only under a symlink: one check of the same path is enough.
+        if self.skip_secrets and (is_secret_path(rel) or (real != rel and is_secret_path(real))):
             return "secret"
         if is_generated_name(entry.name):
             return "generated"

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from types import MappingProxyType
 
 # --- chunk kinds (the chunker's vocabulary) ------------------------------------------------------
@@ -538,7 +537,11 @@ _NO_POLICY = GraphPolicy()
 
 def language_for_path(path: str) -> str:
     """Language tag for a repo-relative path; 'text' when we have no grammar."""
-    suffix = PurePosixPath(path).suffix.lower().lstrip(".")
+    # ``PurePosixPath(path).suffix`` without building a path (a walk asks this of every file): the
+    # text after the name's last dot, none for a leading-dot name (``.bashrc``) or a trailing dot.
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    suffix = name[dot + 1 :].lower() if 0 < dot < len(name) - 1 else ""
     return EXTENSION_LANGUAGE.get(suffix, "text")
 
 

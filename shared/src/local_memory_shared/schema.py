@@ -18,9 +18,12 @@ import json
 import re
 import sqlite3
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
+if TYPE_CHECKING:
+    # Imported by ``chunk_arrow_schema`` only: a process that never builds a LanceDB table (a
+    # no-change re-index, ``indexer.unchanged``) never pays for pyarrow (~0.15 s).
+    import pyarrow as pa
 
 SCHEMA_VERSION = 1
 CHUNKS_TABLE = "chunks"
@@ -129,6 +132,8 @@ def chunk_from_mirror(row: sqlite3.Row | dict[str, Any]) -> dict[str, Any]:
 
 def chunk_arrow_schema(dimension: int) -> pa.Schema:
     """Arrow schema of the LanceDB ``chunks`` table for vectors of ``dimension``."""
+    import pyarrow as pa
+
     return pa.schema(
         [
             pa.field("chunk_id", pa.string(), nullable=False),

@@ -337,6 +337,11 @@ class OnnxEmbedder(Embedder):
         return embedder
 
     @property
+    def model_files(self) -> OnnxModelFiles:
+        """The model's own files (ONNX graph, tokenizer, config folder), found without loading them."""
+        return self._files
+
+    @property
     def source_model_file(self) -> Path:
         """The model's own ONNX file (what a compact copy is derived from)."""
         return self._files.model

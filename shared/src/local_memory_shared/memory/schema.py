@@ -19,8 +19,12 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
+if TYPE_CHECKING:
+    # Imported by ``memory_arrow_schema`` only: the indexer CLI imports this package for its
+    # ``memory`` sub-commands, and an ``index`` run must not pay for pyarrow (~0.15 s).
+    import pyarrow as pa
 
 MEMORY_SCHEMA_VERSION = 1
 MEMORIES_TABLE = "memories"
@@ -82,6 +86,8 @@ def memory_paths(data_root: Path, vault: Path | None = None) -> MemoryPaths:
 
 def memory_arrow_schema(dimension: int) -> pa.Schema:
     """Arrow schema of the LanceDB ``memories`` table (times are canonical ``...Z`` strings)."""
+    import pyarrow as pa
+
     s, ls = pa.string(), pa.list_(pa.string())
     return pa.schema(
         [
