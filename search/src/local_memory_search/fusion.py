@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -111,9 +111,9 @@ def confidence(score: float, best: float, exponent: float | None = None) -> floa
     return float(min(1.0, max(0.0, score) / best) ** p)
 
 
-#: A leg's entry for a chunk it did not return: (hit, confidence, RRF contribution).
-_ABSENT: tuple[None, float, float] = (None, 0.0, 0.0)
-_NO_DEFINITION: tuple[None, float] = (None, 0.0)
+#: A leg's entry for a chunk it did not return: (hit, confidence, RRF contribution, rank).
+_ABSENT: tuple[None, float, float, float] = (None, 0.0, 0.0, math.inf)
+_NO_DEFINITION: tuple[None, float, float] = (None, 0.0, math.inf)
 _NO_ROW: dict[str, Any] = {}
 
 
@@ -161,21 +161,34 @@ class _Candidate:
         s, k, s_conf, k_conf, s_rrf, k_rrf, match, ident_mult, updated, age, recency, rec_mult, d, d_rrf = (
             self.fixed
         )
-        return Scored(
+        return _frozen_scored((
             self.chunk_id, s, k, s_conf, k_conf, s_rrf, k_rrf, self.base, match, ident_mult,
             updated, age, recency, rec_mult, self.score, d, d_rrf, self.file_path or None, self.factors,
-        )  # fmt: skip
+        ))  # fmt: skip
+
+
+_SCORED_FIELDS = tuple(f.name for f in fields(Scored))
+_new = object.__new__
+
+
+def _frozen_scored(values: tuple[Any, ...]) -> Scored:
+    """``Scored(*values)`` without the frozen ``__init__``'s one ``object.__setattr__`` per field:
+    the fusion builds ~200 per call, and that ``__init__`` was a third of a keyword call's fusion.
+    ``values`` holds every field, in field order (the reference test compares whole records)."""
+    out: Scored = _new(Scored)
+    out.__dict__.update(zip(_SCORED_FIELDS, values, strict=True))
+    return out
 
 
 def _leg_weights(
     hits: dict[str, LegHit], exponent: float, weight: float, rrf_k: int, hybrid: bool
-) -> dict[str, tuple[LegHit, float, float]]:
-    """Each hit of a leg with its confidence and (hybrid) its weighted RRF contribution."""
+) -> dict[str, tuple[LegHit, float, float, float]]:
+    """Each hit of a leg with its confidence, (hybrid) its weighted RRF contribution and its rank."""
     best = max((h.score for h in hits.values()), default=0.0)
-    out = {}
+    out: dict[str, tuple[LegHit, float, float, float]] = {}
     for cid, h in hits.items():
         conf = confidence(h.score, best, exponent)
-        out[cid] = (h, conf, weight * conf / (rrf_k + h.rank) if hybrid else 0.0)
+        out[cid] = (h, conf, weight * conf / (rrf_k + h.rank) if hybrid else 0.0, h.rank)
     return out
 
 
@@ -199,7 +212,7 @@ def _score(
     p = knobs.confidence_exponent
     sem_w = _leg_weights(sem, p, alpha, req.rrf_k, hybrid)
     kw_w = _leg_weights(kw, p, 1.0 - alpha, req.rrf_k, hybrid)
-    dfn_w = {cid: (h, knobs.definition_weight / (req.rrf_k + h.rank)) for cid, h in dfn.items()}
+    dfn_w = {cid: (h, knobs.definition_weight / (req.rrf_k + h.rank), h.rank) for cid, h in dfn.items()}
     names = _longest_first(query_identifiers(req.query))
     shape = ranking.QueryShape.of(req.query) if hybrid else None
     by_path: dict[str, tuple[tuple[tuple[str, float], ...], float]] = {}
@@ -207,9 +220,9 @@ def _score(
     recency_weight = req.recency_weight
     out = []
     for cid in dict.fromkeys([*sem, *kw, *dfn]):
-        s, s_conf, s_rrf = sem_w.get(cid, _ABSENT)
-        k, k_conf, k_rrf = kw_w.get(cid, _ABSENT)
-        d, d_rrf = dfn_w.get(cid, _NO_DEFINITION)
+        s, s_conf, s_rrf, s_rank = sem_w.get(cid, _ABSENT)
+        k, k_conf, k_rrf, k_rank = kw_w.get(cid, _ABSENT)
+        d, d_rrf, d_rank = dfn_w.get(cid, _NO_DEFINITION)
         if hybrid:
             base = s_rrf + k_rrf + d_rrf
         else:
@@ -234,7 +247,7 @@ def _score(
                 per_file = by_path[path] = (found, math.prod(v for _, v in found))
             factors = per_file[0]
             score *= per_file[1]
-        best_rank = min(h.rank for h in (s, k, d) if h is not None)
+        best_rank = int(min(s_rank, k_rank, d_rank))  # every candidate comes from some leg
         fixed = (
             s,
             k,
@@ -311,6 +324,7 @@ def _per_file(ranked: list[_Candidate], knobs: ranking.RankingKnobs) -> list[_Ca
         changed = False
         for c in ranked:
             if c.file_path:
+                # a file's only candidate has no other mass: its factor is 1.0 and is not recorded
                 changed |= c.multiply("file_bonus", 1.0 + bonus * min(1.0, mass[c.file_path] - c.score / top))
         if changed:
             ranked.sort(key=_Candidate.order)
