@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -110,63 +111,173 @@ def confidence(score: float, best: float, exponent: float | None = None) -> floa
     return float(min(1.0, max(0.0, score) / best) ** p)
 
 
-@dataclass(frozen=True)
-class _Context:
-    """What every candidate's score reads: the request, the leg maxima, the query names, the clock."""
-
-    req: RankRequest
-    alpha: float
-    best_sem: float
-    best_kw: float
-    idents: set[str]
-    newest: datetime | None
-    knobs: ranking.RankingKnobs
-    shape: ranking.QueryShape
+#: A leg's entry for a chunk it did not return: (hit, confidence, RRF contribution, rank).
+_ABSENT: tuple[None, float, float, float] = (None, 0.0, 0.0, math.inf)
+_NO_DEFINITION: tuple[None, float, float] = (None, 0.0, math.inf)
+_NO_ROW: dict[str, Any] = {}
 
 
-def _score_one(
-    ctx: _Context, cid: str, s: LegHit | None, k: LegHit | None, d: LegHit | None, row: dict[str, Any]
-) -> Scored:
-    req = ctx.req
-    p = ctx.knobs.confidence_exponent
-    s_conf = confidence(s.score, ctx.best_sem, p) if s else 0.0
-    k_conf = confidence(k.score, ctx.best_kw, p) if k else 0.0
-    if req.mode == "hybrid":
-        s_rrf = ctx.alpha * s_conf / (req.rrf_k + s.rank) if s else 0.0
-        k_rrf = (1.0 - ctx.alpha) * k_conf / (req.rrf_k + k.rank) if k else 0.0
-        d_rrf = ctx.knobs.definition_weight / (req.rrf_k + d.rank) if d else 0.0
-        base = s_rrf + k_rrf + d_rrf
-    else:
-        d_rrf = 0.0
-        s_rrf = k_rrf = 0.0
-        hit = s if s is not None else k if k is not None else d
-        assert hit is not None
-        base = max(0.0, hit.score)
-    match = identifier_match(ctx.idents, row)
-    ident_mult = 1.0 + IDENTIFIER_BOOST if match else 1.0
-    updated = row.get("updated_at")
-    age = None
-    recency = 0.0
-    ts = _parse_ts(updated)
-    if ts is not None and ctx.newest is not None:
-        age = max(0.0, (ctx.newest - ts).total_seconds() / 86400.0)
-        recency = 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
-    rec_mult = 1.0 + req.recency_weight * recency
-    path = row.get("file_path") or ""
-    factors: tuple[tuple[str, float], ...] = ()
-    if req.mode == "hybrid":
-        name_match, name_precision = ranking.name_factors(path, ctx.shape, ctx.knobs)
-        factors = (
-            ("path_prior", ranking.path_factor(path, ctx.shape, ctx.knobs)),
-            ("doc_prior", ranking.doc_factor(path, ctx.shape, ctx.knobs)),
-            ("name_match", name_match),
-            ("name_precision", name_precision),
+class _Candidate:
+    """One candidate while the list is ranked. ``score``, ``factors`` and ``diversity`` change
+    under the file-level factors; the other numbers are final once scored (``fixed``, in
+    ``Scored``'s field order). Built into its frozen :class:`Scored` once, when the order is final.
+    """
+
+    __slots__ = ("score", "base", "best_rank", "chunk_id", "file_path", "factors", "diversity", "fixed")
+
+    def __init__(
+        self,
+        score: float,
+        base: float,
+        best_rank: int,
+        chunk_id: str,
+        file_path: str,
+        factors: tuple[tuple[str, float], ...],
+        fixed: tuple[Any, ...],
+    ) -> None:
+        self.score = score
+        self.base = base
+        self.best_rank = best_rank
+        self.chunk_id = chunk_id
+        self.file_path = file_path
+        self.factors = factors
+        self.diversity = 1.0
+        self.fixed = fixed
+
+    def order(self) -> tuple[float, float, int, str]:
+        """The sort key of the final order: score, then base, then best leg rank, then id."""
+        return (-self.score, -self.base, self.best_rank, self.chunk_id)
+
+    def multiply(self, name: str, value: float) -> bool:
+        """Apply one more named factor; a factor of 1.0 is left out (explain shows it as 1.0)."""
+        if value == 1.0:
+            return False
+        self.score *= value
+        self.factors = (*self.factors, (name, value))
+        return True
+
+    def scored(self) -> Scored:
+        """The frozen record of this candidate."""
+        s, k, s_conf, k_conf, s_rrf, k_rrf, match, ident_mult, updated, age, recency, rec_mult, d, d_rrf = (
+            self.fixed
         )
-    score = base * ident_mult * rec_mult * math.prod(v for _, v in factors)
-    return Scored(
-        cid, s, k, s_conf, k_conf, s_rrf, k_rrf, base, match, ident_mult,
-        updated, age, recency, rec_mult, score, d, d_rrf, path or None, factors,
-    )  # fmt: skip
+        return _frozen_scored((
+            self.chunk_id, s, k, s_conf, k_conf, s_rrf, k_rrf, self.base, match, ident_mult,
+            updated, age, recency, rec_mult, self.score, d, d_rrf, self.file_path or None, self.factors,
+        ))  # fmt: skip
+
+
+_SCORED_FIELDS = tuple(f.name for f in fields(Scored))
+_new = object.__new__
+
+
+def _frozen_scored(values: tuple[Any, ...]) -> Scored:
+    """``Scored(*values)`` without the frozen ``__init__``'s one ``object.__setattr__`` per field:
+    the fusion builds ~200 per call, and that ``__init__`` was a third of a keyword call's fusion.
+    ``values`` holds every field, in field order (the reference test compares whole records)."""
+    out: Scored = _new(Scored)
+    out.__dict__.update(zip(_SCORED_FIELDS, values, strict=True))
+    return out
+
+
+def _leg_weights(
+    hits: dict[str, LegHit], exponent: float, weight: float, rrf_k: int, hybrid: bool
+) -> dict[str, tuple[LegHit, float, float, float]]:
+    """Each hit of a leg with its confidence, (hybrid) its weighted RRF contribution and its rank."""
+    best = max((h.score for h in hits.values()), default=0.0)
+    out: dict[str, tuple[LegHit, float, float, float]] = {}
+    for cid, h in hits.items():
+        conf = confidence(h.score, best, exponent)
+        out[cid] = (h, conf, weight * conf / (rrf_k + h.rank) if hybrid else 0.0, h.rank)
+    return out
+
+
+def _score(
+    req: RankRequest,
+    alpha: float,
+    sem: dict[str, LegHit],
+    kw: dict[str, LegHit],
+    dfn: dict[str, LegHit],
+    meta: dict[str, dict[str, Any]],
+    newest: datetime | None,
+    knobs: ranking.RankingKnobs,
+) -> list[_Candidate]:
+    """Every candidate's base score and per-chunk factors (see the module docstring).
+
+    What depends only on the query, a leg, a file or a timestamp is computed once: the legs'
+    confidences and contributions, the query's names, the path factors per file, the recency
+    per ``updated_at``. The arithmetic is the formula's, in its order, so the scores are exact.
+    """
+    hybrid = req.mode == "hybrid"
+    p = knobs.confidence_exponent
+    sem_w = _leg_weights(sem, p, alpha, req.rrf_k, hybrid)
+    kw_w = _leg_weights(kw, p, 1.0 - alpha, req.rrf_k, hybrid)
+    dfn_w = {cid: (h, knobs.definition_weight / (req.rrf_k + h.rank), h.rank) for cid, h in dfn.items()}
+    names = _longest_first(query_identifiers(req.query))
+    shape = ranking.QueryShape.of(req.query) if hybrid else None
+    by_path: dict[str, tuple[tuple[tuple[str, float], ...], float]] = {}
+    by_time: dict[str | None, tuple[float | None, float, float]] = {}
+    recency_weight = req.recency_weight
+    out = []
+    for cid in dict.fromkeys([*sem, *kw, *dfn]):
+        s, s_conf, s_rrf, s_rank = sem_w.get(cid, _ABSENT)
+        k, k_conf, k_rrf, k_rank = kw_w.get(cid, _ABSENT)
+        d, d_rrf, d_rank = dfn_w.get(cid, _NO_DEFINITION)
+        if hybrid:
+            base = s_rrf + k_rrf + d_rrf
+        else:
+            hit = s if s is not None else k if k is not None else d
+            assert hit is not None
+            base = max(0.0, hit.score)
+        row = meta.get(cid, _NO_ROW)
+        match = _identifier_match(names, row) if names else None
+        ident_mult = 1.0 + IDENTIFIER_BOOST if match else 1.0
+        updated = row.get("updated_at")
+        timed = by_time.get(updated)
+        if timed is None:
+            timed = by_time[updated] = _recency(updated, newest, recency_weight)
+        age, recency, rec_mult = timed
+        path = row.get("file_path") or ""
+        score = base * ident_mult * rec_mult
+        factors: tuple[tuple[str, float], ...] = ()
+        if shape is not None:
+            per_file = by_path.get(path)
+            if per_file is None:
+                found = ranking.path_factors(path, shape, knobs)
+                per_file = by_path[path] = (found, math.prod(v for _, v in found))
+            factors = per_file[0]
+            score *= per_file[1]
+        best_rank = int(min(s_rank, k_rank, d_rank))  # every candidate comes from some leg
+        fixed = (
+            s,
+            k,
+            s_conf,
+            k_conf,
+            s_rrf,
+            k_rrf,
+            match,
+            ident_mult,
+            updated,
+            age,
+            recency,
+            rec_mult,
+            d,
+            d_rrf,
+        )
+        out.append(_Candidate(score, base, best_rank, cid, path, factors, fixed))
+    return out
+
+
+def _recency(
+    updated: str | None, newest: datetime | None, weight: float
+) -> tuple[float | None, float, float]:
+    """(age in days, recency in (0, 1], its multiplier) of a chunk last changed at ``updated``."""
+    ts = _parse_ts(updated)
+    if ts is None or newest is None:
+        return None, 0.0, 1.0 + weight * 0.0
+    age = max(0.0, (newest - ts).total_seconds() / 86400.0)
+    recency = 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
+    return age, recency, 1.0 + weight * recency
 
 
 def fuse(
@@ -187,104 +298,83 @@ def fuse(
     for leg in reversed(legs):
         meta.update(leg.meta)
     knobs = knobs or ranking.KNOBS
-    shape = ranking.QueryShape.of(req.query)
-    ctx = _Context(
-        req,
-        alpha_effective,
-        max((h.score for h in sem.values()), default=0.0),
-        max((h.score for h in kw.values()), default=0.0),
-        query_identifiers(req.query),
-        _parse_ts(newest),
-        knobs,
-        shape,
-    )
-    ids = dict.fromkeys([*sem, *kw, *dfn])
-    out = [_score_one(ctx, c, sem.get(c), kw.get(c), dfn.get(c), meta.get(c, {})) for c in ids]
-    out.sort(key=_order)
+    out = _score(req, alpha_effective, sem, kw, dfn, meta, _parse_ts(newest), knobs)
+    out.sort(key=_Candidate.order)
     if req.mode == "hybrid":
-        out = _per_file(out, ctx.knobs)
-    return tuple(out), gap_kept(out, req.gap_threshold)
-
-
-def _order(x: Scored) -> tuple[float, float, int, str]:
-    return (-x.score, -x.base, _best_rank(x), x.chunk_id)
-
-
-def _with_factor(s: Scored, name: str, value: float) -> Scored:
-    """``s`` with one more factor (a factor of 1.0 is left out: explain shows it as 1.0)."""
-    if value == 1.0:
-        return s
-    return replace(s, score=s.score * value, factors=(*s.factors, (name, value)))
+        out = _per_file(out, knobs)
+    kept = gap_kept([c.score / c.diversity for c in out], req.gap_threshold)
+    return tuple(c.scored() for c in out), kept
 
 
 #: The list-level factors; explain_match shows 1.0 for those a candidate did not get.
 FILE_FACTORS = ("file_bonus", "diversity")
 
 
-def _per_file(ranked: list[Scored], knobs: ranking.RankingKnobs) -> list[Scored]:
+def _per_file(ranked: list[_Candidate], knobs: ranking.RankingKnobs) -> list[_Candidate]:
     """The file-level factors over a list in score order: ``file_bonus`` then ``diversity``."""
     if not ranked:
         return ranked
-    out = ranked
     if knobs.file_bonus:
         top = ranked[0].score or 1.0
         mass: dict[str, float] = defaultdict(float)
-        for s in ranked:
-            if s.file_path:
-                mass[s.file_path] += s.score / top
+        for c in ranked:
+            if c.file_path:
+                mass[c.file_path] += c.score / top
         bonus = knobs.file_bonus
-        out = [
-            _with_factor(s, "file_bonus", 1.0 + bonus * min(1.0, mass[s.file_path] - s.score / top))
-            if s.file_path
-            else s
-            for s in ranked
-        ]
-        if any(a is not b for a, b in zip(out, ranked, strict=True)):
-            out.sort(key=_order)
+        changed = False
+        for c in ranked:
+            if c.file_path:
+                # a file's only candidate has no other mass: its factor is 1.0 and is not recorded
+                changed |= c.multiply("file_bonus", 1.0 + bonus * min(1.0, mass[c.file_path] - c.score / top))
+        if changed:
+            ranked.sort(key=_Candidate.order)
     if knobs.diversity != 1.0:
         seen: dict[str, int] = defaultdict(int)
-        final = []
-        for s in out:
-            if s.file_path:
-                final.append(_with_factor(s, "diversity", knobs.diversity ** seen[s.file_path]))
-                seen[s.file_path] += 1
-            else:
-                final.append(s)
-        if any(a is not b for a, b in zip(final, out, strict=True)):
-            final.sort(key=_order)
-        out = final
-    return out
+        changed = False
+        for c in ranked:
+            if c.file_path:
+                value = knobs.diversity ** seen[c.file_path]
+                if c.multiply("diversity", value):
+                    c.diversity = value
+                    changed = True
+                seen[c.file_path] += 1
+        if changed:
+            ranked.sort(key=_Candidate.order)
+    return ranked
 
 
-def gap_kept(ranked: list[Scored], gap_threshold: float) -> int:
-    """How many of ``ranked`` (best first) to keep: up to the last one whose relevance is at least
-    ``gap_threshold`` x the top relevance. Relevance is the score without the ``diversity``
-    discount: diversity orders results, it does not make a chunk less relevant.
+def gap_kept(relevance: Sequence[float], gap_threshold: float) -> int:
+    """How many candidates (best first, by their ``relevance``) to keep: up to the last one whose
+    relevance is at least ``gap_threshold`` x the top relevance. Relevance is the score without
+    the ``diversity`` discount: diversity orders results, it does not make a chunk less relevant.
     """
-    if not ranked or gap_threshold <= 0:
-        return len(ranked)
-    relevance = [x.score / dict(x.factors).get("diversity", 1.0) for x in ranked]
+    if not relevance or gap_threshold <= 0:
+        return len(relevance)
     floor = max(relevance) * gap_threshold
     return max(i + 1 for i, r in enumerate(relevance) if r >= floor)
 
 
-def _best_rank(s: Scored) -> int:
-    return min(h.rank for h in (s.semantic, s.keyword, s.definition) if h is not None)
+def _longest_first(idents: set[str]) -> tuple[str, ...]:
+    """The query's names in the order a match is looked for: longest first, then alphabetical."""
+    return tuple(sorted(idents, key=lambda t: (-len(t), t)))
 
 
 def identifier_match(idents: set[str], row: dict[str, Any]) -> str | None:
     """The longest query name equal to the chunk's symbol, function (or, for a class chunk, class) name."""
-    if not idents:
-        return None
+    return _identifier_match(_longest_first(idents), row) if idents else None
+
+
+def _identifier_match(names: tuple[str, ...], row: dict[str, Any]) -> str | None:
+    """:func:`identifier_match` with the query's names already in ``_longest_first`` order."""
     symbol = row.get("symbol_name") or ""
     function = row.get("function_name") or ""
-    names = {symbol, symbol.rsplit(".", 1)[-1], function}
+    chunk_names = {symbol, symbol.rsplit(".", 1)[-1], function}
     if not function:
         # A class's own chunk; its methods carry class_name too, but naming a class should lift
         # the class, not every method in it.
-        names.add(row.get("class_name") or "")
-    names.discard("")
-    for token in sorted(idents, key=lambda t: (-len(t), t)):
-        if token in names:
+        chunk_names.add(row.get("class_name") or "")
+    chunk_names.discard("")
+    for token in names:
+        if token in chunk_names:
             return token
     return None

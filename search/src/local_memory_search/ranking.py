@@ -188,6 +188,22 @@ def _name_parts(name: str) -> frozenset[str]:
 _TEST_MARKERS = frozenset({"test", "spec"})
 
 
+#: The per-chunk factors :func:`path_factors` returns, in the order they multiply the score.
+PATH_FACTORS = ("path_prior", "doc_prior", "name_match", "name_precision")
+
+
+def path_factors(path: str, shape: QueryShape, knobs: RankingKnobs) -> tuple[tuple[str, float], ...]:
+    """The named per-chunk factors of a candidate from ``path`` (``PATH_FACTORS``, in that order);
+    they depend on the path and the query only, so the fusion computes them once per file."""
+    name_match, name_precision = name_factors(path, shape, knobs)
+    return (
+        ("path_prior", path_factor(path, shape, knobs)),
+        ("doc_prior", doc_factor(path, shape, knobs)),
+        ("name_match", name_match),
+        ("name_precision", name_precision),
+    )
+
+
 def path_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
     """The path prior for ``path``: < 1 for tests, examples, shims, vendored copies, re-export files."""
     info = path_info(path)
