@@ -202,7 +202,7 @@ def fuse(
     out = [_score_one(ctx, c, sem.get(c), kw.get(c), dfn.get(c), meta.get(c, {})) for c in ids]
     out.sort(key=_order)
     if req.mode == "hybrid":
-        out = _per_file(out, ctx.knobs)
+        out = _per_file(out, ctx.knobs, ctx.shape)
     return tuple(out), gap_kept(out, req.gap_threshold)
 
 
@@ -221,8 +221,9 @@ def _with_factor(s: Scored, name: str, value: float) -> Scored:
 FILE_FACTORS = ("file_bonus", "diversity")
 
 
-def _per_file(ranked: list[Scored], knobs: ranking.RankingKnobs) -> list[Scored]:
-    """The file-level factors over a list in score order: ``file_bonus`` then ``diversity``."""
+def _per_file(ranked: list[Scored], knobs: ranking.RankingKnobs, shape: ranking.QueryShape) -> list[Scored]:
+    """The file-level factors over a list in score order: ``file_bonus`` then ``diversity``
+    (``prose_diversity`` for a prose query: :func:`ranking.file_diversity`)."""
     if not ranked:
         return ranked
     out = ranked
@@ -241,12 +242,13 @@ def _per_file(ranked: list[Scored], knobs: ranking.RankingKnobs) -> list[Scored]
         ]
         if any(a is not b for a, b in zip(out, ranked, strict=True)):
             out.sort(key=_order)
-    if knobs.diversity != 1.0:
+    diversity = ranking.file_diversity(shape, knobs)
+    if diversity != 1.0:
         seen: dict[str, int] = defaultdict(int)
         final = []
         for s in out:
             if s.file_path:
-                final.append(_with_factor(s, "diversity", knobs.diversity ** seen[s.file_path]))
+                final.append(_with_factor(s, "diversity", diversity ** seen[s.file_path]))
                 seen[s.file_path] += 1
             else:
                 final.append(s)
