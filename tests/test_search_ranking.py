@@ -7,7 +7,16 @@ from dataclasses import replace
 import pytest
 from local_memory_search.fusion import RankRequest, fuse
 from local_memory_search.legs import LegHit, LegResult
-from local_memory_search.ranking import KNOBS, OFF, QueryShape, doc_factor, name_factor, path_factor
+from local_memory_search.ranking import (
+    KNOBS,
+    OFF,
+    QueryShape,
+    doc_factor,
+    file_diversity,
+    name_factor,
+    path_factor,
+    shifted_alpha,
+)
 
 NEWEST = "2026-06-01T00:00:00Z"
 
@@ -166,3 +175,58 @@ def test_a_test_files_marker_is_not_a_name_word_the_query_misses() -> None:
     assert name_factor("tests/test_custom_classes.py", shape, KNOBS) == pytest.approx(
         name_factor("src/custom_classes.py", shape, KNOBS)
     )
+
+
+@pytest.mark.parametrize(
+    ("query", "prose"),
+    [
+        ("how are cookies persisted between requests", True),
+        ("where is the session cookie signed", True),
+        ("how does CookieJar persist cookies", False),  # names a class
+        ("where is parse_config called from", False),  # names a function
+        ("session handling", False),  # two content words
+        ("how is it done", False),  # function words only
+    ],
+)
+def test_a_query_of_three_content_words_and_no_name_is_prose(query: str, prose: bool) -> None:
+    assert QueryShape.of(query).prose is prose
+
+
+def test_a_prose_query_uses_the_prose_diversity_discount() -> None:
+    # a1 / a2 are one file's two chunks; b1 a weaker chunk of another file that the stronger
+    # prose discount (0.45 against 0.6) lets past a2.
+    sem = leg("semantic", [("a1", 0.9, "a.py"), ("a2", 0.89, "a.py"), ("b1", 0.76, "b.py")])
+    knobs = replace(OFF, diversity=0.6, prose_diversity=0.45)
+    prose, _ = fuse(req("how are cookies persisted across requests"), 1.0, sem, None, NEWEST, knobs=knobs)
+    assert [s.chunk_id for s in prose] == ["a1", "b1", "a2"]
+    assert dict(next(s for s in prose if s.chunk_id == "a2").factors)["diversity"] == pytest.approx(0.45)
+    named, _ = fuse(
+        req("how CookieJar persists cookies across requests"), 1.0, sem, None, NEWEST, knobs=knobs
+    )
+    assert [s.chunk_id for s in named] == ["a1", "a2", "b1"]
+    assert dict(next(s for s in named if s.chunk_id == "a2").factors)["diversity"] == pytest.approx(0.6)
+    # prose_diversity 0 leaves prose queries to ``diversity``
+    unset, _ = fuse(
+        req("how are cookies persisted across requests"),
+        1.0,
+        sem,
+        None,
+        NEWEST,
+        knobs=replace(knobs, prose_diversity=0),
+    )
+    assert [s.chunk_id for s in unset] == ["a1", "a2", "b1"]
+    assert (
+        file_diversity(QueryShape.of("how are cookies persisted across requests"), KNOBS)
+        == KNOBS.prose_diversity
+    )
+    assert file_diversity(QueryShape.of("session handling"), KNOBS) == KNOBS.diversity
+
+
+def test_a_prose_query_leans_on_the_semantic_leg() -> None:
+    knobs = replace(KNOBS, prose_alpha_shift=0.08, symbol_alpha_shift=0.1)
+    assert shifted_alpha("how are cookies persisted across requests", 0.65, knobs) == pytest.approx(0.73)
+    assert shifted_alpha("CookieJar", 0.65, knobs) == pytest.approx(0.55)
+    assert shifted_alpha("session handling", 0.65, knobs) == pytest.approx(0.65)  # neither
+    assert shifted_alpha("how does CookieJar persist cookies", 0.65, knobs) == pytest.approx(0.65)
+    assert shifted_alpha("how are cookies persisted across requests", 0.95, knobs) == 1.0
+    assert shifted_alpha("how are cookies persisted across requests", 0.65, OFF) == pytest.approx(0.65)

@@ -116,14 +116,34 @@ def test_query_words_in_the_file_name_lift_it_and_word_forms_meet():
     assert invoice["name_match"] == pytest.approx(1 + ranking.KNOBS.file_name_boost / 3)
 
 
-def test_further_chunks_of_a_file_are_discounted_and_a_file_of_several_strong_chunks_lifted():
-    found = by_file(factors("ledger entry amount of an account"), "src/billing/ledger.py")
+@pytest.mark.parametrize(
+    ("query", "knob"),
+    [
+        ("ledger add_entry amount of an account", "diversity"),  # names a method: not prose
+        ("ledger entry amount of an account", "prose_diversity"),
+    ],
+)
+def test_further_chunks_of_a_file_are_discounted_and_a_file_of_several_strong_chunks_lifted(query, knob):
+    assert ranking.QueryShape.of(query).prose is (knob == "prose_diversity")
+    found = by_file(factors(query), "src/billing/ledger.py")
     assert len(found) >= 2
     found.sort(key=lambda v: v[1])
     (first, _), (second, _) = found[0], found[1]
     assert first["diversity"] == 1.0
-    assert second["diversity"] == pytest.approx(ranking.KNOBS.diversity)
+    assert ranking.KNOBS.prose_diversity not in (0.0, ranking.KNOBS.diversity)
+    assert second["diversity"] == pytest.approx(getattr(ranking.KNOBS, knob))
     assert first["file_bonus"] > 1.0
+
+
+def test_a_prose_query_leans_on_the_semantic_leg():
+    def alpha(query: str) -> float:
+        hit = call("search_hybrid", query=query, limit=1)["results"][0]
+        return call("explain_match", query=query, result_id=hit["chunk_id"])["data"]["alpha_effective"]
+
+    assert ranking.KNOBS.prose_alpha_shift > 0
+    assert alpha("ledger balance of an account") == pytest.approx(0.65 + ranking.KNOBS.prose_alpha_shift)
+    assert alpha("where is Ledger.balance computed") == pytest.approx(0.65)
+    assert alpha("ledger balance") == pytest.approx(0.65 - ranking.KNOBS.symbol_alpha_shift)
 
 
 def test_every_factor_is_one_when_the_knobs_are_off(monkeypatch):

@@ -301,7 +301,7 @@ def fuse(
     out = _score(req, alpha_effective, sem, kw, dfn, meta, _parse_ts(newest), knobs)
     out.sort(key=_Candidate.order)
     if req.mode == "hybrid":
-        out = _per_file(out, knobs)
+        out = _per_file(out, knobs, ranking.QueryShape.of(req.query))
     kept = gap_kept([c.score / c.diversity for c in out], req.gap_threshold)
     return tuple(c.scored() for c in out), kept
 
@@ -310,8 +310,9 @@ def fuse(
 FILE_FACTORS = ("file_bonus", "diversity")
 
 
-def _per_file(ranked: list[_Candidate], knobs: ranking.RankingKnobs) -> list[_Candidate]:
-    """The file-level factors over a list in score order: ``file_bonus`` then ``diversity``."""
+def _per_file(ranked: list[_Candidate], knobs: ranking.RankingKnobs, shape: ranking.QueryShape) -> list[_Candidate]:
+    """The file-level factors over a list in score order: ``file_bonus`` then ``diversity``
+    (``prose_diversity`` for a prose query: :func:`ranking.file_diversity`)."""
     if not ranked:
         return ranked
     if knobs.file_bonus:
@@ -328,12 +329,13 @@ def _per_file(ranked: list[_Candidate], knobs: ranking.RankingKnobs) -> list[_Ca
                 changed |= c.multiply("file_bonus", 1.0 + bonus * min(1.0, mass[c.file_path] - c.score / top))
         if changed:
             ranked.sort(key=_Candidate.order)
-    if knobs.diversity != 1.0:
+    diversity = ranking.file_diversity(shape, knobs)
+    if diversity != 1.0:
         seen: dict[str, int] = defaultdict(int)
         changed = False
         for c in ranked:
             if c.file_path:
-                value = knobs.diversity ** seen[c.file_path]
+                value = diversity ** seen[c.file_path]
                 if c.multiply("diversity", value):
                     c.diversity = value
                     changed = True

@@ -45,7 +45,6 @@ from .query_text import (
     QUERY_STOPWORDS,
     SHORT_QUERY_WORDS,
     fts_query_text,
-    is_symbol_query,
     query_identifiers,
     query_words,
 )
@@ -162,11 +161,8 @@ def _degrade(
     """The cascade: vector leg down -> keyword only (never empty); BM25 down -> semantic only."""
     mode: str = req.mode
     alpha = req.alpha if mode == "hybrid" else (1.0 if mode == "semantic" else 0.0)
-    shift = ranking.KNOBS.symbol_alpha_shift
     if mode == "hybrid" and 0.0 < alpha < 1.0:
-        # a name leans on the exact-word leg; prose (the legs' RRF weights otherwise) by its own knob
-        shift = shift if is_symbol_query(req.query) else ranking.KNOBS.prose_alpha_shift
-        alpha = min(1.0, max(0.0, alpha - shift))
+        alpha = ranking.shifted_alpha(req.query, alpha, ranking.KNOBS)
     keyword = kw.result
     if sem.failed and reader.version is not None:
         alpha = 0.0

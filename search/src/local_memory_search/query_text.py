@@ -61,6 +61,11 @@ def looks_like_identifier(token: str) -> bool:
     )
 
 
+def spells_a_name(query: str) -> bool:
+    """True when some token of ``query`` is spelt the way only code spells names (``CookieJar``)."""
+    return any(looks_like_identifier(t) for t in _IDENT.findall(query))
+
+
 def query_identifiers(query: str) -> set[str]:
     """Tokens of ``query`` that name a symbol (``parseConfig``, ``Client.send``, ``os::path``).
 

@@ -21,12 +21,14 @@ so ``explain_match`` shows it:
 - ``file_bonus``: a file holding several strong candidates is more likely the answer:
   ``1 + file_bonus * min(1, sum of the file's other candidates' scores / top score)``.
 - ``diversity``: the n-th further chunk of a file already ranked is multiplied by
-  ``diversity ** n``, so ten results are not ten pieces of one file.
+  ``diversity ** n``, so ten results are not ten pieces of one file; a prose query
+  (:attr:`QueryShape.prose`) uses ``prose_diversity`` instead (a question about behaviour is
+  answered by a file, and its second chunk rarely adds to the first).
 
 More levers live in the legs and the fusion: the ``definition`` contribution (the symbol
 table's defining chunk for an identifier query, see :func:`legs.definition_leg`), the legs'
-``confidence_exponent``, and ``symbol_alpha_shift`` / ``prose_alpha_shift`` (a symbol-like or a
-prose query leans on the keyword leg; both measured, both 0). The figures that chose each value
+``confidence_exponent``, ``symbol_alpha_shift`` (a symbol-like query leans on the keyword leg;
+measured, 0) and ``prose_alpha_shift`` (a prose query leans on the semantic leg). The figures that chose each value
 are in the README's fusion section (``python -m bench.semble --ablation``).
 """
 
@@ -37,7 +39,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-from .query_text import QUERY_STOPWORDS, query_words, split_identifier
+from .query_text import QUERY_STOPWORDS, is_symbol_query, query_words, spells_a_name, split_identifier
 
 
 @dataclass(frozen=True)
@@ -54,10 +56,11 @@ class RankingKnobs:
     symbol_alpha_shift: float = 0.0
     name_prefix: float = 4.0
     doc_prior: float = 0.5
-    prose_alpha_shift: float = 0.0
+    prose_alpha_shift: float = 0.08
     confidence_exponent: float = 2.0
     name_precision: float = 1.0
     module_file_folder: float = 1.0
+    prose_diversity: float = 0.45
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
@@ -77,6 +80,7 @@ OFF = RankingKnobs(
     confidence_exponent=4.0,
     name_precision=0.0,
     module_file_folder=0.0,
+    prose_diversity=0.0,
 )
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
@@ -101,14 +105,21 @@ def _norm(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+#: A query of at least this many content words, none of them spelt like a name, is prose.
+PROSE_MIN_WORDS = 3
+
+
 @dataclass(frozen=True)
 class QueryShape:
-    """What the path factors read from the query: its normalised content words, what it asks about."""
+    """What the path factors read from the query: its normalised content words, what it asks about,
+    and whether it is ``prose``: at least ``PROSE_MIN_WORDS`` content words and no token spelt like
+    an identifier (``how are cookies persisted``, not ``how does CookieJar persist``)."""
 
     words: frozenset[str]
     asks_tests: bool
     asks_examples: bool
     asks_docs: bool = False
+    prose: bool = False
 
     @classmethod
     def of(cls, query: str) -> QueryShape:
@@ -122,7 +133,23 @@ class QueryShape:
             )
             for w in words
         )
-        return cls(words, asks_tests, asks_examples, asks_docs)
+        prose = len(words) >= PROSE_MIN_WORDS and not spells_a_name(query)
+        return cls(words, asks_tests, asks_examples, asks_docs, prose)
+
+
+def file_diversity(shape: QueryShape, knobs: RankingKnobs) -> float:
+    """The per-file discount for ``shape``'s query: ``prose_diversity`` for prose (0 = unset), else ``diversity``."""
+    return knobs.prose_diversity if shape.prose and knobs.prose_diversity else knobs.diversity
+
+
+def shifted_alpha(query: str, alpha: float, knobs: RankingKnobs) -> float:
+    """The semantic leg's fusion weight for ``query``: a name leans on the keyword leg
+    (``symbol_alpha_shift``), prose on the semantic leg (``prose_alpha_shift``); within [0, 1]."""
+    if is_symbol_query(query):
+        alpha -= knobs.symbol_alpha_shift
+    elif QueryShape.of(query).prose:
+        alpha += knobs.prose_alpha_shift
+    return min(1.0, max(0.0, alpha))
 
 
 def _path_words(parts: tuple[str, ...]) -> frozenset[str]:
