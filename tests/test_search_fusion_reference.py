@@ -104,7 +104,7 @@ def _with(s: Scored, name: str, value: float) -> Scored:
     return replace(s, score=s.score * value, factors=(*s.factors, (name, value)))
 
 
-def _files(ranked: list[Scored], knobs: ranking.RankingKnobs) -> list[Scored]:
+def _files(ranked: list[Scored], knobs: ranking.RankingKnobs, shape: ranking.QueryShape) -> list[Scored]:
     if not ranked:
         return ranked
     out = ranked
@@ -121,12 +121,13 @@ def _files(ranked: list[Scored], knobs: ranking.RankingKnobs) -> list[Scored]:
             for s in ranked
         ]
         out.sort(key=_key)
-    if knobs.diversity != 1.0:
+    diversity = knobs.prose_diversity if shape.prose and knobs.prose_diversity else knobs.diversity
+    if diversity != 1.0:
         seen: dict[str, int] = defaultdict(int)
         final = []
         for s in out:
             if s.file_path:
-                final.append(_with(s, "diversity", knobs.diversity ** seen[s.file_path]))
+                final.append(_with(s, "diversity", diversity ** seen[s.file_path]))
                 seen[s.file_path] += 1
             else:
                 final.append(s)
@@ -158,7 +159,7 @@ def reference_fuse(
     ]  # fmt: skip
     out.sort(key=_key)
     if req.mode == "hybrid":
-        out = _files(out, knobs)
+        out = _files(out, knobs, shape)
     if not out or req.gap_threshold <= 0:
         return tuple(out), len(out)
     relevance = [x.score / dict(x.factors).get("diversity", 1.0) for x in out]
@@ -217,7 +218,7 @@ def _knobs(rng: random.Random) -> ranking.RankingKnobs:
         if rng.random() < 0.2:
             # a diversity of 0 would make a repeated file's relevance undefined (x / 0): not a setting
             changes[f.name] = rng.choice(
-                [0.3, 0.6, 1.0] if f.name == "diversity" else [0.0, 0.5, 1.0, 2.0, 4.0]
+                [0.3, 0.6, 1.0] if f.name in ("diversity", "prose_diversity") else [0.0, 0.5, 1.0, 2.0, 4.0]
             )
     return replace(base, **changes)
 
