@@ -10,10 +10,10 @@ pydantic params and call the library. Unknown ids raise ``NotFound``; unknown pr
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import logging
+import pickle
 import threading
 import time
 from collections import OrderedDict
@@ -72,11 +72,15 @@ ToolOutput = ToolResult
 
 
 class ResultCache:
-    """LRU of tool answers keyed by (index snapshot, tool, arguments); degraded answers are not kept."""
+    """LRU of tool answers keyed by (index snapshot, tool, arguments); degraded answers are not kept.
+
+    An answer is kept pickled: a hit is a fresh copy the caller may change, and pickling is
+    several times cheaper than ``copy.deepcopy`` of the same answer (every search call stores one).
+    """
 
     def __init__(self, size: int = 256):
         self._size = size
-        self._items: OrderedDict[str, ToolResult] = OrderedDict()
+        self._items: OrderedDict[str, bytes] = OrderedDict()
         self._lock = threading.Lock()
 
     @staticmethod
@@ -90,13 +94,15 @@ class ResultCache:
             if hit is None:
                 return None
             self._items.move_to_end(key)
-        return copy.deepcopy(hit)
+        answer: ToolResult = pickle.loads(hit)  # noqa: S301 - bytes this process pickled itself
+        return answer
 
     def put(self, key: str, value: ToolResult) -> None:
         if any(w["code"] in W.DEGRADED for w in value.warnings):
             return
+        frozen = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         with self._lock:
-            self._items[key] = copy.deepcopy(value)
+            self._items[key] = frozen
             while len(self._items) > self._size:
                 self._items.popitem(last=False)
 
@@ -115,7 +121,8 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _jsonable(dataclasses.asdict(value))
+        # field by field: ``dataclasses.asdict`` deep-copies every value first (same JSON, slower)
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -14,6 +14,12 @@ multiplier is ``1 + IDENTIFIER_BOOST`` when a query token equals the chunk's sym
 or class name, and the recency multiplier is ``1 + recency_weight * 0.5 ** (age_days / 30)``
 with the age measured from the newest file of the index. Hits scoring below
 ``gap_threshold * top score`` are dropped. No I/O here: the legs' results come in as values.
+
+This is on every search call's path, so it is written for speed: what depends only on the query,
+a leg, a file or a timestamp is computed once per call, candidates are plain mutable records
+while the list is ranked, and each becomes its frozen ``Scored`` once, at the end. The arithmetic
+keeps the formula's order, and ``tests/test_search_fusion_reference.py`` holds the result equal,
+bit for bit, to the formula written the plain way.
 """
 
 from __future__ import annotations
@@ -201,8 +207,10 @@ def _score(
     meta: dict[str, dict[str, Any]],
     newest: datetime | None,
     knobs: ranking.RankingKnobs,
+    shape: ranking.QueryShape | None,
 ) -> list[_Candidate]:
-    """Every candidate's base score and per-chunk factors (see the module docstring).
+    """Every candidate's base score and per-chunk factors (see the module docstring); the path
+    factors apply when ``shape`` (the query's, hybrid only) is given.
 
     What depends only on the query, a leg, a file or a timestamp is computed once: the legs'
     confidences and contributions, the query's names, the path factors per file, the recency
@@ -214,7 +222,6 @@ def _score(
     kw_w = _leg_weights(kw, p, 1.0 - alpha, req.rrf_k, hybrid)
     dfn_w = {cid: (h, knobs.definition_weight / (req.rrf_k + h.rank), h.rank) for cid, h in dfn.items()}
     names = _longest_first(query_identifiers(req.query))
-    shape = ranking.QueryShape.of(req.query) if hybrid else None
     by_path: dict[str, tuple[tuple[tuple[str, float], ...], float]] = {}
     by_time: dict[str | None, tuple[float | None, float, float]] = {}
     recency_weight = req.recency_weight
@@ -249,21 +256,8 @@ def _score(
             score *= per_file[1]
         best_rank = int(min(s_rank, k_rank, d_rank))  # every candidate comes from some leg
         fixed = (
-            s,
-            k,
-            s_conf,
-            k_conf,
-            s_rrf,
-            k_rrf,
-            match,
-            ident_mult,
-            updated,
-            age,
-            recency,
-            rec_mult,
-            d,
-            d_rrf,
-        )
+            s, k, s_conf, k_conf, s_rrf, k_rrf, match, ident_mult, updated, age, recency, rec_mult, d, d_rrf,
+        )  # fmt: skip
         out.append(_Candidate(score, base, best_rank, cid, path, factors, fixed))
     return out
 
@@ -271,7 +265,8 @@ def _score(
 def _recency(
     updated: str | None, newest: datetime | None, weight: float
 ) -> tuple[float | None, float, float]:
-    """(age in days, recency in (0, 1], its multiplier) of a chunk last changed at ``updated``."""
+    """(age in days, recency in [0, 1], its multiplier) of a chunk last changed at ``updated``
+    (no age and no recency without a timestamp or a newest file)."""
     ts = _parse_ts(updated)
     if ts is None or newest is None:
         return None, 0.0, 1.0 + weight * 0.0
@@ -298,7 +293,8 @@ def fuse(
     for leg in reversed(legs):
         meta.update(leg.meta)
     knobs = knobs or ranking.KNOBS
-    out = _score(req, alpha_effective, sem, kw, dfn, meta, _parse_ts(newest), knobs)
+    shape = ranking.QueryShape.of(req.query) if req.mode == "hybrid" else None
+    out = _score(req, alpha_effective, sem, kw, dfn, meta, _parse_ts(newest), knobs, shape)
     out.sort(key=_Candidate.order)
     if req.mode == "hybrid":
         out = _per_file(out, knobs, ranking.QueryShape.of(req.query))
