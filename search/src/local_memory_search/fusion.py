@@ -296,8 +296,8 @@ def fuse(
     shape = ranking.QueryShape.of(req.query) if req.mode == "hybrid" else None
     out = _score(req, alpha_effective, sem, kw, dfn, meta, _parse_ts(newest), knobs, shape)
     out.sort(key=_Candidate.order)
-    if req.mode == "hybrid":
-        out = _per_file(out, knobs, ranking.QueryShape.of(req.query))
+    if shape is not None:
+        out = _per_file(out, knobs, shape)
     kept = gap_kept([c.score / c.diversity for c in out], req.gap_threshold)
     return tuple(c.scored() for c in out), kept
 
