@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -283,3 +284,25 @@ def test_full_and_rebuild_never_take_the_fast_path_and_a_writing_run_drops_the_r
     assert why == "not asked" and summary.files_parsed == FILES
     assert record.is_file() and json.loads(record.read_text())["lance_dir"] != "lance"  # the swap's folder
     assert run(project, onnx, caplog)[1] == "nothing changed"
+
+
+def test_a_run_killed_as_it_writes_has_already_dropped_the_record(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "proj")
+    env_ = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path / "data")}
+    summary_of(run_cli(env_, "index", str(project), "--json"))
+    record = paths_of_root(tmp_path, project).dir / unchanged.INTACT_FILE
+    assert record.is_file()
+    target = project / "pkg" / "mod_004.py"
+    target.write_text(target.read_text() + "\n\ndef later(q):\n    return q\n")
+    killed = run_cli(
+        env_,
+        "index",
+        str(project),
+        "--json",
+        kill_at=("local_memory_indexer.store:ChunkStore.replace_files", 1),
+    )
+    assert killed.returncode == -signal.SIGKILL
+    assert not record.exists()  # LanceDB may hold rows no publication names: nothing may trust it
+    summary = summary_of(run_cli(env_, "index", str(project), "--json"))
+    assert summary["files_parsed"] == 1 and summary["repair_reason"] == "the previous run did not finish"
+    assert record.is_file()

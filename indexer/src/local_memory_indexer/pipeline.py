@@ -17,6 +17,9 @@ The publication protocol:
 5. ``--rebuild`` of a published index builds beside it (a side state DB and a new LanceDB folder)
    and swaps in one SQLite commit (``rebuild``); a killed rebuild leaves the old index served,
    and the next run of any kind deletes what it left.
+6. A plain run that finds nothing changed since the last "done" run never gets here: ``unchanged``
+   answers it from SQLite (``indexing.index_project`` asks it first). ``run_index`` deletes that
+   module's intact record before anything else and a "done" run writes a new one last.
 
 This module orchestrates; state writes live in ``state_writer``, the vector cache in
 ``embed_cache``, LanceDB in ``store``.

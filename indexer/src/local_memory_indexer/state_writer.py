@@ -153,9 +153,13 @@ class StateWriter:
         sql = "SELECT COUNT(*) FROM chunks WHERE file_path IN ({marks})"
         return sum(int(row[0]) for row in self.in_batches(sql, file_paths))
 
+    def chunk_total(self) -> int:
+        """Mirror rows."""
+        return int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+
     def chunk_stats(self) -> tuple[int, dict[str, int]]:
         """Total mirror rows and rows per language, most first."""
-        total = int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        total = self.chunk_total()
         langs = self.conn.execute("SELECT language, COUNT(*) FROM chunks GROUP BY language ORDER BY 2 DESC")
         return total, dict(langs.fetchall())
 

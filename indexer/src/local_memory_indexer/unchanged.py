@@ -206,7 +206,7 @@ def _refusal(
         return "the settings differ from the record"
     if main.pending_files():
         return "files await vectors"
-    if main.mirror_total() != record["rows"] or main.chunk_stats()[0] != record["rows"]:
+    if main.mirror_total() != record["rows"] or main.chunk_total() != record["rows"]:
         return "the mirror's row count differs from the record"
     if side_db(paths).exists():
         return "a rebuild's side DB is left"
