@@ -306,7 +306,9 @@ def fuse(
 FILE_FACTORS = ("file_bonus", "diversity")
 
 
-def _per_file(ranked: list[_Candidate], knobs: ranking.RankingKnobs, shape: ranking.QueryShape) -> list[_Candidate]:
+def _per_file(
+    ranked: list[_Candidate], knobs: ranking.RankingKnobs, shape: ranking.QueryShape
+) -> list[_Candidate]:
     """The file-level factors over a list in score order: ``file_bonus`` then ``diversity``
     (``prose_diversity`` for a prose query: :func:`ranking.file_diversity`)."""
     if not ranked:
