@@ -161,3 +161,32 @@ print(json.dumps({{
         "after": sorted(OTHER_TOOL_MODULES),
     }
     assert got["tools"] >= 20
+
+
+def test_the_server_imports_lancedb_beside_the_handshake_not_before_serving():
+    """The search server is built without LanceDB and imports it on a thread as it starts serving
+    (the import overlaps the client's initialize / tools/list); a search then uses that session."""
+    code = """
+import json, sys, threading
+from local_memory_search import cli, readonly, server
+
+seen = {}
+def note(event, args):
+    if event == "import" and args[0] == "lancedb" and "thread" not in seen:
+        seen["thread"] = threading.current_thread().name
+sys.addaudithook(note)
+
+def serve(built, **_transport):  # stands in for the transport: waits for the warm-up like a handshake would
+    seen["serving_without_lancedb"] = "lancedb" not in sys.modules or seen.get("thread") != "MainThread"
+    for thread in threading.enumerate():  # the query model's thread too: exit only once both are done
+        if thread.name in ("encoder-prewarm", "lancedb-warm"):
+            thread.join(120)
+    seen["session"] = readonly._session is not None and readonly.lance_session() is readonly._session
+server.run_server = serve
+cli.main([])
+print(json.dumps(seen))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"thread": "lancedb-warm", "serving_without_lancedb": True, "session": True}
