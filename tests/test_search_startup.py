@@ -107,3 +107,86 @@ def test_prewarm_off_loads_no_model_until_the_first_semantic_query(indexed_sampl
         assert semantic["ok"] and semantic["results"] and len(ENCODER._embedders) == 1  # built on first use
     finally:
         ENCODER.reset()
+
+
+#: Tool modules a hybrid answer does not need: the registry names their bodies (``ImportedTool``).
+OTHER_TOOL_MODULES = (
+    "local_memory_search.context",
+    "local_memory_search.diagnostics",
+    "local_memory_search.memory.tools",
+    "local_memory_search.memory.search",
+)
+
+
+def test_a_hybrid_answer_imports_no_other_tool_module_and_each_loads_on_its_first_call(indexed_sample):
+    """The registry lists every tool from its argument model; a tool's module is imported when it is
+    first called, and that call answers as an eager registry's would."""
+    project = str(indexed_sample.project)
+    code = f"""
+import json, sys
+from local_memory_search.tools import TOOLS, call_tool
+from local_memory_search.server import build_server
+build_server()
+schemas = {{name: spec.input_schema() for name, spec in TOOLS.items()}}  # what tools/list publishes
+hybrid = call_tool("search_hybrid", {{"query": "parse config", "project_path": {project!r}}})
+before = sorted(m for m in {OTHER_TOOL_MODULES!r} + ("yaml", "pathspec") if m in sys.modules)
+status = call_tool("index_status", {{"project_path": {project!r}}})
+pack = call_tool("retrieve_context_pack", {{"query": "parse config", "project_path": {project!r}}})
+bad = call_tool("doctor_index", {{"project_path": {project!r}, "auto_fix": "yes"}})
+pulse = call_tool("pulse", {{}})
+print(json.dumps({{
+    "tools": len(schemas), "hybrid": hybrid["ok"] and bool(hybrid["results"]), "before": before,
+    "status": status["ok"] and status["data"]["indexed_files"] > 0, "pack": pack["ok"] and bool(pack["data"]["text"]),
+    "bad": [bad["ok"], bad["error"]["code"], bad["error"]["field"]],
+    "pulse": pulse["ok"] or pulse["error"]["code"] != "INTERNAL",
+    "after": sorted(m for m in {OTHER_TOOL_MODULES!r} if m in sys.modules),
+}}))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(indexed_sample.data_root)},
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {
+        "tools": got["tools"],
+        "hybrid": True,
+        "before": [],
+        "status": True,
+        "pack": True,
+        "bad": [False, "INVALID_ARGUMENT", "auto_fix"],
+        "pulse": True,
+        "after": sorted(OTHER_TOOL_MODULES),
+    }
+    assert got["tools"] >= 20
+
+
+def test_the_server_imports_lancedb_beside_the_handshake_not_before_serving():
+    """The search server is built without LanceDB and imports it on a thread as it starts serving
+    (the import overlaps the client's initialize / tools/list); a search then uses that session."""
+    code = """
+import json, sys, threading
+from local_memory_search import cli, readonly, server
+
+seen = {}
+def note(event, args):
+    if event == "import" and args[0] == "lancedb" and "thread" not in seen:
+        seen["thread"] = threading.current_thread().name
+sys.addaudithook(note)
+
+def serve(built, **_transport):  # stands in for the transport: waits for the warm-up like a handshake would
+    seen["serving_without_lancedb"] = "lancedb" not in sys.modules or seen.get("thread") != "MainThread"
+    for thread in threading.enumerate():  # the query model's thread too: exit only once both are done
+        if thread.name in ("encoder-prewarm", "lancedb-warm"):
+            thread.join(120)
+    seen["session"] = readonly._session is not None and readonly.lance_session() is readonly._session
+server.run_server = serve
+cli.main([])
+print(json.dumps(seen))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"thread": "lancedb-warm", "serving_without_lancedb": True, "session": True}

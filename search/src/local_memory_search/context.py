@@ -34,23 +34,20 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from local_memory_shared.config import Settings, load_settings
 from local_memory_shared.fs import read_regular_file
-from local_memory_shared.tooling import StrictModel, ToolResult
-from pydantic import Field, field_validator
+from local_memory_shared.tooling import ToolResult
 
 from . import degradation as W
 from .filters import SearchFilters
 from .hybrid import CANDIDATE_DEPTH, RankRequest, rank
-from .params import MAX_QUERY_CHARS, Filters
+from .params import ContextPackParams
 from .rerank import OllamaReranker, RerankCandidate
 from .store import IndexReader, open_index
 
 log = logging.getLogger(__name__)
-
-TruncateStrategy = Literal["middle", "tail", "head"]
 
 #: Characters per token for ``est_tokens``.
 CHARS_PER_TOKEN = 4
@@ -69,39 +66,6 @@ MIN_SECONDARY_LINES = 3
 _ELISION = re.compile(r"\(lines (\d+)-(\d+)\)\s*$")
 #: A line that only closes a block (``}``, ``end``, ``});``): what a skeleton keeps after an elided body.
 _CLOSER = re.compile(r"^\s*(?:[})\]][})\];,]*|end)\s*$")
-
-
-class ContextPackParams(StrictModel):
-    """retrieve_context_pack: seed 003's parameters, defaults and bounds."""
-
-    query: str = Field(..., min_length=1, max_length=MAX_QUERY_CHARS, description="Search query.")
-    project_path: str | None = Field(
-        None,
-        description="Absolute path of the indexed project root (default: LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT).",
-    )
-    max_files: int = Field(8, ge=1, le=50, description="Max distinct files in the pack.")
-    max_chars: int = Field(
-        12000,
-        ge=1,
-        le=1_000_000,
-        description="Total character budget for the whole pack (headers and fences included).",
-    )
-    include_neighbors: bool = Field(True, description="Append adjacent chunks of each hit's file.")
-    neighbor_hops: int = Field(1, ge=0, le=3, description="Neighbour expansion depth in chunks (0-3).")
-    rerank: bool = Field(False, description="Re-rank candidates with the Ollama LLM (RERANK_MODEL).")
-    truncate_strategy: TruncateStrategy = Field(
-        "middle",
-        description="Which part of an over-long excerpt is cut: middle (keep head+tail), tail, or head.",
-    )
-    filters: Filters | None = Field(None, description="Pre-filter hits (the 8 keys of seed 003).")
-    alpha: float = Field(0.65, ge=0.0, le=1.0, description="RRF semantic weight (0 = keyword-only).")
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query must not be blank")
-        return value
 
 
 # --------------------------------------------------------------------------------------------

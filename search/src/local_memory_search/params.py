@@ -15,7 +15,7 @@ from typing import Literal
 from local_memory_shared.schema import CHUNK_FIELDS
 from local_memory_shared.tooling import NotBlank, StrictModel
 from local_memory_shared.tooling import validate_args as validate
-from pydantic import Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = ["validate"]  # plus the models below
 
@@ -200,3 +200,78 @@ class ExplainMatchParams(_Base):
     recency_weight: float = Field(0.1, ge=0.0, le=1.0, description="Recency weight used by the search.")
     gap_threshold: float = Field(0.25, ge=0.0, le=1.0, description="Gap threshold used by the search.")
     filters: Filters | None = Field(None, description="Filters used by the search.")
+
+
+# -- the tools of other modules (published by tools/list without importing those modules) ------
+
+TruncateStrategy = Literal["middle", "tail", "head"]
+
+
+class ContextPackParams(StrictModel):
+    """retrieve_context_pack: seed 003's parameters, defaults and bounds."""
+
+    query: str = Field(..., min_length=1, max_length=MAX_QUERY_CHARS, description="Search query.")
+    project_path: str | None = Field(
+        None,
+        description="Absolute path of the indexed project root (default: LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT).",
+    )
+    max_files: int = Field(8, ge=1, le=50, description="Max distinct files in the pack.")
+    max_chars: int = Field(
+        12000,
+        ge=1,
+        le=1_000_000,
+        description="Total character budget for the whole pack (headers and fences included).",
+    )
+    include_neighbors: bool = Field(True, description="Append adjacent chunks of each hit's file.")
+    neighbor_hops: int = Field(1, ge=0, le=3, description="Neighbour expansion depth in chunks (0-3).")
+    rerank: bool = Field(False, description="Re-rank candidates with the Ollama LLM (RERANK_MODEL).")
+    truncate_strategy: TruncateStrategy = Field(
+        "middle",
+        description="Which part of an over-long excerpt is cut: middle (keep head+tail), tail, or head.",
+    )
+    filters: Filters | None = Field(None, description="Pre-filter hits (the 8 keys of seed 003).")
+    alpha: float = Field(0.65, ge=0.0, le=1.0, description="RRF semantic weight (0 = keyword-only).")
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query must not be blank")
+        return value
+
+
+_DIAGNOSTICS = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+_DIAGNOSTICS_PROJECT = (
+    "Absolute path of the indexed project root (default: LOCAL_VECTOR_SEARCH_DEFAULT_PROJECT)."
+)
+
+
+class HealthCheckParams(BaseModel):
+    """health_check: seed 003's parameters."""
+
+    model_config = _DIAGNOSTICS
+
+    project_path: str | None = Field(None, description=_DIAGNOSTICS_PROJECT)
+    verbose: bool = Field(
+        False, description="Include capabilities (what works now, what is degraded) and diagnostics."
+    )
+
+
+class IndexStatusParams(BaseModel):
+    """index_status: seed 003's parameters."""
+
+    model_config = _DIAGNOSTICS
+
+    project_path: str | None = Field(None, description=_DIAGNOSTICS_PROJECT)
+
+
+class DoctorIndexParams(BaseModel):
+    """doctor_index: seed 003's parameters."""
+
+    model_config = _DIAGNOSTICS
+
+    project_path: str | None = Field(None, description=_DIAGNOSTICS_PROJECT)
+    auto_fix: bool = Field(
+        False,
+        description="Accepted and ignored: the searcher is read-only; findings name the indexer command to run.",
+    )

@@ -11,12 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from local_memory_shared.config import Settings, load_settings
-from local_memory_shared.tooling import ToolRegistry, ToolSpec
+from local_memory_shared.tooling import ImportedTool, ToolRegistry, ToolSpec
 
-from . import api, context, diagnostics, graph_tools
+from . import api, graph_tools
 from .params import (
+    ContextPackParams,
+    DoctorIndexParams,
     ExplainMatchParams,
     GetChunkParams,
+    HealthCheckParams,
+    IndexStatusParams,
     ReadChunkNeighborsParams,
     SearchHybridParams,
     SearchKeywordParams,
@@ -43,6 +47,12 @@ def call_tool(name: str, args: Any = None, *, settings: Settings | None = None) 
     """Validate ``args``, run tool ``name`` and answer its envelope; never raises."""
     return REGISTRY.call(name, args, lambda: settings or load_settings())
 
+
+#: The context pack, the diagnostics and the memory tools are imported on their first call
+#: (``ImportedTool``): a server lists them from their argument models (``params``,
+#: ``memory/params``) and its first search pays for none of their modules (about 0.07 s of CPU:
+#: the diagnostics' gitignore and YAML parsers, the memory reader and search).
+_DIAGNOSTICS = "local_memory_search.diagnostics"
 
 # Publication order is seed 003's order (the manifest lists the tools as tools/list answers them).
 register(
@@ -73,8 +83,8 @@ register(
 register(
     ToolSpec(
         "retrieve_context_pack",
-        context.retrieve_context_pack,
-        context.ContextPackParams,
+        ImportedTool("local_memory_search.context", "retrieve_context_pack"),
+        ContextPackParams,
         "Token-budgeted context pack for an LLM prompt: hybrid hits grouped by file in rank order, neighbour "
         "chunks added, overlapping ranges merged, never longer than max_chars; returns the structured excerpts "
         "and one ready-to-paste text block. rerank=true asks the Ollama re-ranker (RERANK_MODEL) first.",
@@ -116,8 +126,8 @@ register(
 register(
     ToolSpec(
         "health_check",
-        diagnostics.health_check_tool,
-        diagnostics.HealthCheckParams,
+        ImportedTool(_DIAGNOSTICS, "health_check_tool"),
+        HealthCheckParams,
         "Readiness of a project's index: LanceDB, table schema_version, FTS index, provenance, embedding backend "
         "(one real encode), SQLite state. Answers ready / degraded / not_ready with reasons; verbose adds which "
         "tools work now and diagnostics (versions, paths, CPU features).",
@@ -126,8 +136,8 @@ register(
 register(
     ToolSpec(
         "index_status",
-        diagnostics.index_status_tool,
-        diagnostics.IndexStatusParams,
+        ImportedTool(_DIAGNOSTICS, "index_status_tool"),
+        IndexStatusParams,
         "What is indexed (files, chunks per language, model and dimension, last index time) and how fresh it is: "
         "files changed, new and deleted since the last index, and the stale ratio.",
     )
@@ -135,8 +145,8 @@ register(
 register(
     ToolSpec(
         "doctor_index",
-        diagnostics.doctor_index_tool,
-        diagnostics.DoctorIndexParams,
+        ImportedTool(_DIAGNOSTICS, "doctor_index_tool"),
+        DoctorIndexParams,
         "Read-only consistency checks between SQLite and LanceDB (row counts per file, orphans), FTS coverage, "
         "vector dimension vs provenance, schema_version, graph edges; each finding has a severity and the exact "
         "local-memory-indexer command that fixes it. auto_fix is accepted and does nothing.",

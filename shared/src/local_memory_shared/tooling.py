@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import json
 import logging
 import re
@@ -248,6 +249,27 @@ def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
 
 #: A tool body: validated params and the server's context in, a result out.
 ToolFn = Callable[[Any, C], ToolResult]
+
+
+@dataclass(frozen=True)
+class ImportedTool:
+    """A tool body named by module and attribute, imported on its first call (a :data:`ToolFn`).
+
+    A registry can then publish a tool (name, description, argument model: all ``tools/list``
+    needs) without importing its implementation: a server's first answer pays only for the
+    modules of the tools it calls. ``import_module`` caches, so only the first call imports.
+    """
+
+    module: str
+    attribute: str
+
+    def resolve(self) -> Callable[..., ToolResult]:
+        """The tool body itself (importing its module if it has not been)."""
+        fn: Callable[..., ToolResult] = getattr(importlib.import_module(self.module), self.attribute)
+        return fn
+
+    def __call__(self, params: Any, context: Any) -> ToolResult:
+        return self.resolve()(params, context)
 
 
 def tool_title(name: str) -> str:

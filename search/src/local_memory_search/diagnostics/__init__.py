@@ -21,17 +21,11 @@ Each library function returns plain data: ``{"data": {...}, "warnings": [...]}``
 
 from __future__ import annotations
 
+from ..params import DoctorIndexParams, HealthCheckParams, IndexStatusParams
 from .capabilities import Facts, capabilities
 from .common import INDEXER, VectorSample, fix_command, fts_probe, sample_vectors
 from .doctor import Finding, doctor_index
-from .edge import (
-    DoctorIndexParams,
-    HealthCheckParams,
-    IndexStatusParams,
-    doctor_index_tool,
-    health_check_tool,
-    index_status_tool,
-)
+from .edge import doctor_index_tool, health_check_tool, index_status_tool
 from .environment import cpu_features, environment_report
 from .health import Check, health_check
 from .status import Freshness, compute_freshness, index_status

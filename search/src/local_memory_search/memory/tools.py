@@ -7,7 +7,7 @@ Each opens the index read-only, calls the library (``search``/``reader``) and sh
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from local_memory_shared.config import Settings, load_memory_settings
@@ -22,80 +22,15 @@ from local_memory_shared.memory.query import (
     render,
 )
 from local_memory_shared.memory.uid import is_uid
-from local_memory_shared.tooling import StrictModel
-from pydantic import ConfigDict, Field
 
 from ..api import ToolOutput
 from . import hits as H
 from .filters import MemoryFilters, check_grep
+from .params import GetMemoryParams, ListParams, MemorySearchParams, TimelineParams, Weights
 from .ranking import Candidate
 from .reader import ROW_COLUMNS, MemoryReader, open_reader, sql_in, sql_str
 from .search import DEFAULT_CANDIDATES, SearchRequest, search
 from .shape import RESULT_FIELDS, page, record_dict, shape_hit
-
-_CFG = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-Kind = Literal[
-    "trap", "decision", "spec", "plan", "scratch", "state", "review", "log", "prompt", "session", "note"
-]
-Status = Literal["active", "draft", "resolved", "superseded", "archived"]
-
-
-class Weights(StrictModel):
-    """Hybrid weights (each in [0, 1])."""
-
-    model_config = _CFG
-    fulltext: float | None = Field(None, ge=0, le=1)
-    semantic: float | None = Field(None, ge=0, le=1)
-
-
-class MemorySearchParams(StrictModel):
-    """Arguments of ``memory_search`` (seed 000 names and seed 004 names side by side)."""
-
-    model_config = _CFG
-    query: str | None = Field(
-        None, max_length=4000, description="Plain query: hybrid (both legs). A pasted uid comes first."
-    )
-    semantic: str | None = Field(
-        None, max_length=4000, description="Natural-language query for the vector leg."
-    )
-    fulltext: str | None = Field(
-        None,
-        max_length=4000,
-        description="Keywords/phrases for BM25 (OR, stemmed, quoted phrases, AND/OR/NOT).",
-    )
-    mode: Literal["hybrid", "semantic", "fulltext"] | None = Field(
-        None, description="Force one mode for `query`."
-    )
-    kinds: list[Kind] | None = None
-    status: Status | None = None
-    tags: list[str] | None = Field(None, description="All must match.")
-    path: str | None = Field(None, description="Code path matched against each record's path globs (* ** ?).")
-    tree: str | None = Field(None, description="Domain tree filter (seed 004 syntax).")
-    meta: dict[str, Any] | None = Field(None, description="Metadata containment (jsonb @>).")
-    metaPredicate: str | None = Field(None, description="PostgreSQL SQL/JSON path predicate over meta.")
-    temporal: dict[str, Any] | None = Field(None, description="before/after/contains/overlaps/within.")
-    grep: str | None = Field(
-        None, description="Case-insensitive regex on content; needs a search or tree/meta/temporal."
-    )
-    asOf: str | None = Field(None, description="Point in time: what was true then.")
-    includeExpired: bool = False
-    includeScratch: bool = False
-    includeSuperseded: bool = False
-    crossProject: bool = False
-    projectId: str | None = None
-    cwd: str | None = None
-    sort: Literal["relevance", "updated", "occurrences", "hits"] = "relevance"
-    order_by: Literal["asc", "desc"] | None = None
-    weights: Weights | None = None
-    candidateLimit: int | None = Field(None, ge=1, le=1000)
-    semanticThreshold: float | None = Field(None, description="Minimum cosine similarity in [0, 1].")
-    limit: int | None = Field(None, ge=1, le=1000)
-    offset: int = Field(0, ge=0)
-    select: list[str] | None = None
-    format: Literal["yaml", "json", "compact"] | None = None
-    explain: bool = False
-    hitIds: list[str] | None = None
-    sessionId: str | None = None
 
 
 def _project(p: MemorySearchParams | Any, settings: Settings) -> str | None:
@@ -178,15 +113,6 @@ def memory_search(p: MemorySearchParams, settings: Settings) -> ToolOutput:
     return ToolOutput(results=results, warnings=warnings, extra=extra)
 
 
-class GetMemoryParams(StrictModel):
-    """Arguments of ``get_memory``."""
-
-    model_config = _CFG
-    uid: str = Field(..., description="Record id (26 characters).")
-    offset: int = Field(0, ge=0, description="Content offset (characters) for the next page.")
-    sessionId: str | None = None
-
-
 def read_record(
     reader: MemoryReader, uid: str, offset: int = 0
 ) -> tuple[dict[str, Any], int | None, dict[str, Any]]:
@@ -219,19 +145,6 @@ def get_memory(p: GetMemoryParams, settings: Settings) -> ToolOutput:
     return ToolOutput(
         data=rec, warnings=[w] if w else [], extra={"next_offset": nxt, "has_more": nxt is not None}
     )
-
-
-class ListParams(StrictModel):
-    """Arguments of the listing tools (creation order, never similarity)."""
-
-    model_config = _CFG
-    domain: str | None = Field(None, description="Domain path; everything under it.")
-    type: Kind | None = Field(None, description="must_read: kind to list.")
-    projectId: str | None = None
-    cwd: str | None = None
-    crossProject: bool = False
-    limit: int = Field(20, ge=1, le=1000)
-    offset: int = Field(0, ge=0)
 
 
 def _listing(reader: MemoryReader, where: str, p: ListParams, headers: bool = False) -> ToolOutput:
@@ -278,15 +191,6 @@ def pulse(p: ListParams, settings: Settings) -> ToolOutput:
     """The newest records of the project (the latest checkpoint first)."""
     with open_reader(settings.data_root) as reader:
         return _listing(reader, _scope(p, settings), p, headers=True)
-
-
-class TimelineParams(StrictModel):
-    """Arguments of ``timeline``."""
-
-    model_config = _CFG
-    uid: str
-    before: int = Field(5, ge=0, le=100)
-    after: int = Field(5, ge=0, le=100)
 
 
 def timeline(p: TimelineParams, settings: Settings) -> ToolOutput:
