@@ -51,7 +51,7 @@ class JobSnapshot:
     job_id: str
     project_path: str
     status: str  # running | done | failed | cancelled
-    phase: str  # queued | walk | parse | graph | embed | write | index | done | failed | cancelled
+    phase: str  # queued | check | walk | parse | graph | embed | write | index | done | failed | cancelled
     full: bool
     files_done: int
     files_total: int

@@ -89,8 +89,9 @@ class Timer:
         self.summary.seconds[name] = round(self.summary.seconds.get(name, 0.0) + seconds, 4)
 
     @contextlib.contextmanager
-    def phase(self, name: str) -> Iterator[None]:
-        self.progress.phase(name)
+    def phase(self, name: str, *, shown: str | None = None) -> Iterator[None]:
+        """Time phase ``name`` (the progress sink is told ``shown`` when given)."""
+        self.progress.phase(shown or name)
         start = time.perf_counter()
         try:
             yield

@@ -261,7 +261,9 @@ def _run(
     summary = IndexSummary(main.project, embedder.backend, embedder.model, embedder.dimension)
     timer = Timer(summary, progress)
     commit = git_head(paths.project_path)
-    with timer.phase("walk"):
+    # Shown as "check", not "walk": nothing is marked 'indexing' yet (searchers rightly get no
+    # index_updating warning); the summary still times it as the walk.
+    with timer.phase("walk", shown="check"):
         known = main.known_files()
         trusted = {p: (r["size"], r["mtime"]) for p, r in known.items()}
         found = discover(paths.project_path, max_file_bytes=settings.max_file_bytes, trusted=trusted)
