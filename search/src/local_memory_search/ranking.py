@@ -56,7 +56,7 @@ class RankingKnobs:
     symbol_alpha_shift: float = 0.0
     name_prefix: float = 4.0
     doc_prior: float = 0.5
-    prose_alpha_shift: float = 0.08
+    prose_alpha_shift: float = 0.0
     confidence_exponent: float = 2.0
     name_precision: float = 1.0
     module_file_folder: float = 1.0
