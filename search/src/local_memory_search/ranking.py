@@ -60,7 +60,7 @@ class RankingKnobs:
     confidence_exponent: float = 2.0
     name_precision: float = 1.0
     module_file_folder: float = 1.0
-    prose_diversity: float = 0.45
+    prose_diversity: float = 0.0
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
