@@ -22,13 +22,14 @@ so ``explain_match`` shows it:
   ``1 + file_bonus * min(1, sum of the file's other candidates' scores / top score)``.
 - ``diversity``: the n-th further chunk of a file already ranked is multiplied by
   ``diversity ** n``, so ten results are not ten pieces of one file; a prose query
-  (:attr:`QueryShape.prose`) uses ``prose_diversity`` instead (a question about behaviour is
-  answered by a file, and its second chunk rarely adds to the first).
+  (:attr:`QueryShape.prose`) uses ``prose_diversity`` instead when set (measured, 0: it helps the
+  semble benchmark and costs the docstring set, whose answer is often a file's second chunk).
 
 More levers live in the legs and the fusion: the ``definition`` contribution (the symbol
 table's defining chunk for an identifier query, see :func:`legs.definition_leg`), the legs'
 ``confidence_exponent``, ``symbol_alpha_shift`` (a symbol-like query leans on the keyword leg;
-measured, 0) and ``prose_alpha_shift`` (a prose query leans on the semantic leg). The figures that chose each value
+measured, 0) and ``prose_alpha_shift`` (a prose query leans on the semantic leg, or on BM25 when
+negative; measured both ways, 0). The figures that chose each value
 are in the README's fusion section (``python -m bench.semble --ablation``).
 """
 
@@ -56,11 +57,11 @@ class RankingKnobs:
     symbol_alpha_shift: float = 0.0
     name_prefix: float = 4.0
     doc_prior: float = 0.5
-    prose_alpha_shift: float = 0.08
+    prose_alpha_shift: float = 0.0
     confidence_exponent: float = 2.0
     name_precision: float = 1.0
     module_file_folder: float = 1.0
-    prose_diversity: float = 0.45
+    prose_diversity: float = 0.0
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
