@@ -306,3 +306,43 @@ def test_a_run_killed_as_it_writes_has_already_dropped_the_record(tmp_path: Path
     summary = summary_of(run_cli(env_, "index", str(project), "--json"))
     assert summary["files_parsed"] == 1 and summary["repair_reason"] == "the previous run did not finish"
     assert record.is_file()
+
+
+class _Phases:
+    """A progress sink that records each phase with the project's status in the state DB then."""
+
+    def __init__(self, project: Path) -> None:
+        self.project = project
+        self.seen: list[tuple[str, str]] = []
+
+    def phase(self, name: str) -> None:
+        rows = state(self.project, "SELECT status FROM projects")
+        self.seen.append((name, str(rows[0][0]) if rows else "-"))
+
+    def files(self, done: int, total: int) -> None:
+        pass
+
+    def chunks(self, embedded: int, total: int) -> None:
+        pass
+
+
+def test_the_no_change_check_shows_phase_check_and_marks_nothing_indexing(
+    project: Path, onnx: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A search during the read-only check must not be told the index is updating (it is not):
+    the check is shown as ``check``; ``walk`` and later phases only once the project is marked."""
+    run(project, onnx, caplog)
+    quiet = _Phases(project)
+    index_project(project, embedder=onnx, progress=quiet)
+    assert [name for name, _ in quiet.seen] == ["check", "index"]
+    assert {status for _, status in quiet.seen} == {"ready"}
+
+    (project / "pkg" / "new.py").write_text("def fresh(z):\n    return z\n")
+    busy = _Phases(project)
+    index_project(project, embedder=onnx, progress=busy)
+    names = [name for name, _ in busy.seen]
+    assert names[0] == "check" and "walk" in names
+    assert busy.seen[0][1] == "ready"
+    assert all(
+        status == "indexing" for name, status in busy.seen if name in ("walk", "parse", "embed", "write")
+    )
