@@ -98,7 +98,7 @@ def test_a_no_change_run_loads_no_lancedb_pyarrow_or_onnxruntime_and_answers_the
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             rc = main(["index", {str(project)!r}, "--json"])
-        heavy = ("lancedb", "pyarrow", "onnxruntime", "tree_sitter", "pydantic")
+        heavy = ("lancedb", "pyarrow", "onnxruntime", "tree_sitter", "pydantic", "numpy")
         print(json.dumps({{"rc": rc, "summary": json.loads(out.getvalue())["data"],
                           "loaded": [m for m in heavy if m in sys.modules]}}))
         """

@@ -16,7 +16,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from local_memory_shared.errors import StoreError
 from local_memory_shared.lance_location import LanceLocation
 from local_memory_shared.schema import (
@@ -31,7 +30,9 @@ from .remote import check_conditional_writes
 
 if TYPE_CHECKING:
     # pyarrow and LanceDB are imported where a store is used, not with the module: the pipeline
-    # imports this module, and a run that never opens a store (``unchanged``) must not load them.
+    # imports this module, and a run that never opens a store (``unchanged``) must not load them
+    # (numpy neither).
+    import numpy as np
     import pyarrow as pa
 
 log = logging.getLogger(__name__)
@@ -156,6 +157,7 @@ class ChunkStore:
             raise StoreError(f"LanceDB vector update failed: {exc}") from exc
 
     def _vector_array(self, vectors: np.ndarray, missing: np.ndarray | None = None) -> pa.Array:
+        import numpy as np
         import pyarrow as pa
 
         flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
@@ -286,6 +288,8 @@ class ChunkStore:
         if self.has_fts_index():
             probes.append(("fts", lambda: self.table.search("x", query_type="fts").limit(1).to_list()))
         if self.has_vector_index():
+            import numpy as np
+
             probe = np.zeros(self.dimension, dtype=np.float32)
             probe[0] = 1.0
             probes.append(("vector", lambda: self.table.search(probe).limit(1).to_list()))

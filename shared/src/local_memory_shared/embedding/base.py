@@ -8,12 +8,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-import numpy as np
-
 from ..errors import DimensionMismatch
 
 if TYPE_CHECKING:
+    import numpy as np
     from tenacity import RetryCallState
+
+# numpy is imported where vectors are made, not here: an index run that finds nothing changed
+# (``local_memory_indexer.unchanged``) builds an embedder but never embeds.
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -52,6 +54,8 @@ class Embedder(ABC):
         ``positions`` are indices into ``texts`` (int64); together the batches cover every text
         exactly once, in no promised order. Backends with a cheaper native plan override this.
         """
+        import numpy as np
+
         total = len(texts)
         for start in range(0, total, STREAM_SLICE):
             stop = min(start + STREAM_SLICE, total)
@@ -80,6 +84,8 @@ class Embedder(ABC):
 
 def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     """Row-wise L2 normalisation, safe for zero rows."""
+    import numpy as np
+
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0

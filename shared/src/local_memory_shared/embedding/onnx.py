@@ -19,13 +19,14 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..errors import DimensionMismatch, EmbeddingError
 from .base import BackendHealth, Embedder, ProgressFn, l2_normalize
+
+if TYPE_CHECKING:
+    import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -259,6 +260,8 @@ class _Loaded:
 
     def run_ids(self, ids: Sequence[Sequence[int] | np.ndarray]) -> np.ndarray:
         """Pad one batch of token ids to its longest member, run the model, mean-pool, normalise."""
+        import numpy as np
+
         width = max(len(row) for row in ids)
         input_ids = np.zeros((len(ids), width), dtype=np.int64)
         mask = np.zeros((len(ids), width), dtype=np.int64)
@@ -424,6 +427,8 @@ class OnnxEmbedder(Embedder):
 
     def embed_documents(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
         """Embed texts in length-sorted, token-bounded batches; rows come back in the input order."""
+        import numpy as np
+
         out = np.zeros((len(texts), self._load().dimension), dtype=np.float32)
         for positions, vectors in self.iter_embeddings(texts, progress):
             out[positions] = vectors
@@ -437,6 +442,8 @@ class OnnxEmbedder(Embedder):
         Texts are tokenized and length-sorted in windows of :data:`SORT_WINDOW`, then cut into
         runs of at most ``batch_size`` rows and ``max_batch_tokens`` padded tokens.
         """
+        import numpy as np
+
         loaded = self._load()
         total = len(texts)
         done = 0
