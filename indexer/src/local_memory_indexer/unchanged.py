@@ -33,7 +33,6 @@ import json
 import logging
 import os
 import sqlite3
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,7 @@ from local_memory_shared.embedding.base import Embedder
 from local_memory_shared.embedding.onnx import OnnxEmbedder
 from local_memory_shared.embedding.query_model import compact_model_path
 from local_memory_shared.errors import ProvenanceMismatch, StoreError
+from local_memory_shared.fs import write_text_atomic
 from local_memory_shared.paths import ProjectPaths
 from local_memory_shared.schema import CHUNKS_TABLE
 from local_memory_shared.state import read_index_meta
@@ -161,18 +161,10 @@ def record_intact(
         "settings": _settings_identity(settings),
         "tree": lance_tree(paths.dir / lance_name / f"{CHUNKS_TABLE}.lance"),
     }
-    target = intact_path(paths)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        write_text_atomic(intact_path(paths), json.dumps(record, sort_keys=True))
     except OSError as exc:  # the record only saves time: without it the next run goes the full way
         log.warning("intact record not written: %s", exc)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _read_record(paths: ProjectPaths) -> dict[str, Any] | None:

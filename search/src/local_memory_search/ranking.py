@@ -146,9 +146,11 @@ def file_diversity(shape: QueryShape, knobs: RankingKnobs) -> float:
 def shifted_alpha(query: str, alpha: float, knobs: RankingKnobs) -> float:
     """The semantic leg's fusion weight for ``query``: a name leans on the keyword leg
     (``symbol_alpha_shift``), prose on the semantic leg (``prose_alpha_shift``); within [0, 1]."""
-    if is_symbol_query(query):
+    # A query is analysed only for a shift that is set (both are 0 by default: this runs per call).
+    # A symbol query is never prose (prose has no name-like token), so the two tests commute.
+    if knobs.symbol_alpha_shift and is_symbol_query(query):
         alpha -= knobs.symbol_alpha_shift
-    elif QueryShape.of(query).prose:
+    elif knobs.prose_alpha_shift and QueryShape.of(query).prose:
         alpha += knobs.prose_alpha_shift
     return min(1.0, max(0.0, alpha))
 

@@ -11,10 +11,12 @@ unreadable files skip these too.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 CHUNK = 1 << 20
@@ -70,3 +72,21 @@ def sha256_regular_file(path: str | os.PathLike[str], max_bytes: int) -> str:
                 raise FileTooLarge(errno.EFBIG, f"more than {max_bytes} bytes", str(Path(path)))
             digest.update(block)
     return digest.hexdigest()
+
+
+def write_text_atomic(target: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``target`` through a temp file in the same folder, fsync and rename:
+    a reader sees the old file or the whole new one, never half of it (an error removes the temp)."""
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

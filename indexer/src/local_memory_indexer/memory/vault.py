@@ -17,12 +17,12 @@ import hashlib
 import logging
 import os
 import subprocess
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from local_memory_shared.errors import StoreError
+from local_memory_shared.fs import write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -115,19 +115,7 @@ class Vault:
 
     def write_atomic(self, rel: str, text: str) -> None:
         """Write via a temp file in the same folder + fsync + rename: never a half-written record."""
-        target = self.root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        write_text_atomic(self.root / rel, text)
 
     def remove(self, rel: str) -> None:
         with contextlib.suppress(FileNotFoundError):
