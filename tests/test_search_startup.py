@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from local_memory_search.encoder import ENCODER
@@ -190,3 +191,49 @@ print(json.dumps(seen))
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"thread": "lancedb-warm", "serving_without_lancedb": True, "session": True}
+
+
+def test_a_tool_call_waits_for_the_lancedb_warm_up_to_end(indexed_sample):
+    """No tool runs while the ``lancedb-warm`` thread imports LanceDB: a worker thread importing
+    ``lancedb.query`` beside that import can be handed the partially initialised module (CI saw
+    ``memory_search`` fail so). Here the warm-up is held before its import; a search sent meanwhile
+    must not answer until it is released, then answers from the warm-up's session."""
+    project = str(indexed_sample.project)
+    code = f"""
+import json, sys, threading, time
+from local_memory_search import readonly, server
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from mcp_harness import memory_session
+
+release = threading.Event()
+real_session = readonly.lance_session
+def held_session():  # the warm-up (only), held before it imports LanceDB
+    if threading.current_thread().name == "lancedb-warm":
+        release.wait(60)
+    return real_session()
+readonly.lance_session = held_session
+
+built = server.build_server()
+server.WARM_UP.start()
+answers = []
+with memory_session(built) as session:
+    caller = threading.Thread(
+        target=lambda: answers.append(session.call("search_keyword", {{"query": "parse config", "project_path": {project!r}}}))
+    )
+    caller.start()
+    caller.join(1.5)
+    answered_while_held = bool(answers)
+    release.set()
+    caller.join(120)
+print(json.dumps({{"answered_while_held": answered_while_held, "ok": bool(answers) and answers[0]["ok"],
+                  "session": readonly._session is not None}}))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(indexed_sample.data_root)},
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"answered_while_held": False, "ok": True, "session": True}

@@ -49,7 +49,13 @@ def build_server() -> Server[Any]:
     from .tools import REGISTRY
 
     return build_mcp_server(
-        SERVER_NAME, server_version(), INSTRUCTIONS, REGISTRY, load_settings, after_call=IDLE_TRIM.touch
+        SERVER_NAME,
+        server_version(),
+        INSTRUCTIONS,
+        REGISTRY,
+        load_settings,
+        after_call=IDLE_TRIM.touch,
+        before_call=WARM_UP.wait,
     )
 
 
@@ -61,8 +67,42 @@ def main(http: bool = False, port: int = SEARCH_HTTP_PORT, token: str | None = N
         )
     server = build_server()
     settle_gc()  # start-up imports done: freeze them and resume the collector (after cli's pause_gc)
-    threading.Thread(target=warm_search_stack, name="lancedb-warm", daemon=True).start()
+    WARM_UP.start()
     run_server(server, http=http, port=port, token=token)
+
+
+class StackWarmup:
+    """LanceDB's import on the ``lancedb-warm`` thread, and the gate every tool call passes first.
+
+    Two threads importing one package must not interleave: while the warm-up imports ``lancedb``,
+    a tool module that runs ``from lancedb.query import …`` on a worker thread takes the
+    submodule's import lock and waits for the package's, the warm-up holds the package's and waits
+    for the submodule's, and Python breaks that deadlock by handing one of them the partially
+    initialised module (``ImportError: cannot import name … from partially initialized module
+    'lancedb.query'``, seen in CI). So a call waits until the warm-up has ended: it would pay for the
+    same import anyway, and it waits only for the part not yet done.
+    """
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start the warm-up thread (once per process)."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=warm_search_stack, name="lancedb-warm", daemon=True)
+                self._thread.start()
+
+    def wait(self) -> None:
+        """Return once the warm-up has ended (at once when it never started or has ended)."""
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+
+#: The search server's one warm-up (``main`` starts it; every tool call waits for it first).
+WARM_UP = StackWarmup()
 
 
 def warm_search_stack() -> None:
@@ -70,8 +110,8 @@ def warm_search_stack() -> None:
 
     The server runs it on a thread once it is built: the import (~0.15 s of CPU, the largest part
     of a first search's own cost) then overlaps the client's handshake (``initialize``,
-    ``tools/list``) instead of following it. The first search imports it anyway, waiting for this
-    import if it is still running; a failure here is left for that search to report.
+    ``tools/list``) instead of following it. Every tool call waits for it first (``StackWarmup``);
+    a failure here is left for the first search to report.
     """
     try:
         from .readonly import lance_session

@@ -91,10 +91,13 @@ def build_mcp_server(
     registry: ToolRegistry[Any],
     context: Callable[[], Any],
     after_call: Callable[[], None] | None = None,
+    before_call: Callable[[], None] | None = None,
 ) -> Server[Any]:
     """An MCP server publishing ``registry``; each call gets ``context()`` (settings, job manager…).
 
-    ``after_call`` runs on the worker thread after every tool call (the search server's idle heap trim).
+    ``before_call`` runs on the worker thread before every tool call (the search server waits there
+    for its LanceDB warm-up, so no tool imports LanceDB while that thread does); ``after_call`` runs
+    there after every call (the search server's idle heap trim).
     """
 
     async def on_list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
@@ -106,6 +109,8 @@ def build_mcp_server(
         return envelope_result(envelope)
 
     def _call(tool: str, arguments: Any) -> dict[str, Any]:
+        if before_call is not None:
+            before_call()
         try:
             return registry.call(tool, arguments, context)
         finally:
