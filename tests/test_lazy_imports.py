@@ -423,3 +423,44 @@ def test_a_no_change_index_run_never_creates_the_onnx_session(tmp_path) -> None:
     assert first == {"rc": 0, "parsed": 1, "dimension": 384, "onnxruntime": True}
     again = run(code, LOCAL_VECTOR_SEARCH_DATA_ROOT=data_root)
     assert again == {"rc": 0, "parsed": 0, "dimension": 384, "onnxruntime": False}
+
+
+def test_no_lazy_imports_lock_is_held_while_the_import_lock_is_taken() -> None:
+    """The import system calls our meta-path finder with its global import lock held, and the
+    finder takes ``lazy_imports._lock``; so deferring a package or running its deferred
+    ``__init__`` must never take the import lock while holding ``_lock`` (two threads would
+    deadlock: seen with a search server's warm-up thread beside another importer). Every
+    acquisition of the import lock is checked here, through a deferred package whose ``__init__``
+    imports a submodule (``sqlite3`` → ``sqlite3.dbapi2``)."""
+    got = run(
+        """
+        import json, sys, traceback
+        import importlib._bootstrap as bootstrap
+        import _imp
+        from local_memory_shared import lazy_imports
+
+        fresh = "sqlite3" not in sys.modules
+        held = []
+
+        class Checked:  # the import machinery's _imp, checking who holds our lock as it locks
+            def __getattr__(self, name):
+                return getattr(_imp, name)
+
+            def acquire_lock(self):
+                if lazy_imports._lock._is_owned():
+                    held.append(traceback.format_stack(limit=8)[-4])
+                return _imp.acquire_lock()
+
+        bootstrap._imp = Checked()
+        try:
+            deferred = lazy_imports.defer_package_init("sqlite3")
+            import sqlite3
+            answer = sqlite3.connect(":memory:").execute("select 41 + 1").fetchone()[0]
+            lazy_imports.lighten_imports()
+            import sqlite3.dump
+        finally:
+            bootstrap._imp = _imp
+        print(json.dumps({"fresh": fresh, "deferred": deferred, "answer": answer, "held": held}))
+        """
+    )
+    assert got == {"fresh": True, "deferred": True, "answer": 42, "held": []}

@@ -68,6 +68,11 @@ NAMESPACE = "lance_namespace"
 #: Server-sent events for Starlette: the MCP SDK's streamable-HTTP transport uses it.
 SSE = "sse_starlette"
 
+#: Guards this module's own bookkeeping (pending names, stand-ins, the pydantic default). A leaf
+#: lock: nothing holding it imports, finds a spec or runs a package ``__init__``. The import
+#: system calls ``_LighterImportFinder.find_spec`` while holding its global import lock, and that
+#: takes this lock; so holding this lock while taking the import lock (``find_spec``, an import)
+#: would deadlock two threads (seen: a search server's warm-up thread against another importer).
 _lock = threading.RLock()
 
 
@@ -198,44 +203,49 @@ def defer_package_init(name: str) -> bool:
     and answers from it (PEP 562 ``__getattr__``), so such a caller gets exactly the package it
     would have imported. A dotted ``name`` needs its parent importable (or itself deferred) first.
     """
-    with _lock:
-        if name in sys.modules:
-            return False
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None or spec.submodule_search_locations is None:
-            return False
-        module = importlib.util.module_from_spec(spec)
-        loader = spec.loader
-        state = {"loaded": False}
+    if name in sys.modules:
+        return False
+    # Outside ``_lock``: finding the spec takes the import lock (and imports a dotted name's parent).
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return False
+    module = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+    state = {"loaded": False}
+    #: Runs the real ``__init__`` once; held while it imports, so it is this package's alone.
+    init_lock = threading.RLock()
 
-        def load_now(attribute: str) -> Any:
-            # PEP 562: called only for names the module does not have yet.
-            if attribute.startswith("__") and attribute.endswith("__"):
-                raise AttributeError(attribute)
+    def load_now(attribute: str) -> Any:
+        # PEP 562: called only for names the module does not have yet.
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute)
+        if not state["loaded"]:
+            stand_in = _stand_in_for(name, attribute)
+            if stand_in is not None:
+                return stand_in
+        with init_lock:
             if not state["loaded"]:
-                stand_in = _stand_in_for(name, attribute)
-                if stand_in is not None:
-                    return stand_in
-            with _lock:
-                if not state["loaded"]:
-                    state["loaded"] = True
-                    del module.__dict__["__getattr__"]
-                    try:
-                        loader.exec_module(module)
-                    except BaseException:
-                        sys.modules.pop(name, None)
-                        raise
-            try:
-                return module.__dict__[attribute]
-            except KeyError:
-                raise AttributeError(f"module {name!r} has no attribute {attribute!r}") from None
+                state["loaded"] = True
+                del module.__dict__["__getattr__"]
+                try:
+                    loader.exec_module(module)
+                except BaseException:
+                    sys.modules.pop(name, None)
+                    raise
+        try:
+            return module.__dict__[attribute]
+        except KeyError:
+            raise AttributeError(f"module {name!r} has no attribute {attribute!r}") from None
 
-        module.__dict__["__getattr__"] = load_now
+    module.__dict__["__getattr__"] = load_now
+    with _lock:
+        if name in sys.modules:  # another thread imported or deferred it meanwhile
+            return False
         sys.modules[name] = module
         parent, _, child = name.rpartition(".")
         if parent and parent in sys.modules:  # as the import system binds a submodule on its package
             setattr(sys.modules[parent], child, module)
-        return True
+    return True
 
 
 def defer_package_inits(names: Iterable[str] = DEFERRED_INITS) -> list[str]:
