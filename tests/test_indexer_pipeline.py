@@ -9,6 +9,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Sequence
+from concurrent.futures import Executor, Future
 from pathlib import Path
 
 import indexing_support
@@ -388,3 +389,56 @@ def test_a_changed_file_is_read_when_its_batch_forms_not_held_from_the_walk(
     finally:
         conn.close()
     assert symbols == ["rewritten_after_the_walk"]
+
+
+class _StalledPool(Executor):
+    """A parse pool whose tasks never finish (a stuck cluster): futures stay pending until released."""
+
+    def __init__(self) -> None:
+        self.futures: list[Future] = []
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:  # type: ignore[no-untyped-def, override]
+        future: Future = Future()
+        self.futures.append(future)
+        return future
+
+    def release(self) -> None:
+        for future in self.futures:
+            if not future.done():
+                future.set_exception(RuntimeError("released by the test"))
+
+
+def test_a_stalled_parse_pool_is_given_up_and_the_batch_parsed_in_process(
+    env: Path, onnx: Embedder, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Parse futures that never finish (seen: a Ray task's future on a loaded machine) must not
+    hang the run: after ``PARSE_STALL_SECONDS`` with no progress the batch is parsed in process,
+    and the index is the one a run without a pool writes."""
+    project = indexing_support.write_modules(
+        env / "many",
+        60,
+        2,
+        lambda i, j: f"def task_{i}_{j}(job):\n    return job + {i * j}\n",
+        folder="pkg",
+        stem="m",
+    )
+    monkeypatch.setattr(pipeline, "PARSE_STALL_SECONDS", 0.3)
+    pool = _StalledPool()
+    outcome: list = []
+    worker = threading.Thread(
+        target=lambda: outcome.append(index_project(project, embedder=onnx, parser=pool))
+    )
+    with caplog.at_level("WARNING", logger="local_memory_indexer.pipeline"):
+        worker.start()
+        worker.join(120)  # liveness, not speed: a hung run never ends
+        hung = worker.is_alive()
+        pool.release()
+        worker.join(60)
+    assert not hung and outcome, "the run waited for parse tasks that never finish"
+    summary = outcome[0]
+    assert pool.futures and all(f.cancelled() or f.done() for f in pool.futures)
+    assert summary.files_parsed == 60 and summary.chunks_total >= 60 and not summary.errors
+    assert "made no progress" in caplog.text
+    rows = lance_rows(project, summary.published_version)
+    names = sorted(name for r in rows for name in r["symbol_name"].split("+"))  # small siblings merge
+    assert names == sorted(f"task_{i}_{j}" for i in range(60) for j in range(2))

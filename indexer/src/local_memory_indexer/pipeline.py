@@ -35,7 +35,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -309,10 +309,29 @@ def _parsed_batches(
         yield ahead[0], _results(ahead)
 
 
+#: Seconds a batch's parse futures may all stay unfinished before the run parses it in process.
+#: A stall, not a deadline: any finished future restarts the wait. Seen on a loaded machine: a
+#: Ray task's future that never resolved (the raylet had nothing pending) hung a run for good.
+PARSE_STALL_SECONDS = 120.0
+
+
 def _results(
     ahead: tuple[tuple[FileChange, ...], list[Future[ParsedFile]]],
 ) -> list[ParsedFile] | None:
-    """The workers' results, or None (parse here) when a worker died: the run never depends on them."""
+    """The workers' results, or None (parse here) when a worker died or the batch stalled
+    (``PARSE_STALL_SECONDS`` with no future finishing): the run never depends on them."""
+    pending = set(ahead[1])
+    while pending:
+        done, pending = wait(pending, timeout=PARSE_STALL_SECONDS, return_when=FIRST_COMPLETED)
+        if not done:
+            for future in pending:
+                future.cancel()
+            log.warning(
+                "%d parse task(s) made no progress in %.0f s; parsing this batch in process",
+                len(pending),
+                PARSE_STALL_SECONDS,
+            )
+            return None
     try:
         return [f.result() for f in ahead[1]]
     except BrokenProcessPool:
