@@ -113,8 +113,9 @@ def _norm(word: str) -> str:
 #: A query of at least this many content words, none of them spelt like a name, is prose.
 PROSE_MIN_WORDS = 3
 #: A query opening with one of these words asks where or how something is done (``how are routes
-#: registered``, ``where is the session signed``): it wants the file that does it.
-_QUESTION = re.compile(r"\s*(how|what|where|which|why|when)\b", re.IGNORECASE)
+#: registered``, ``where is the session signed``): it wants the file that does it. Not "when": a
+#: docstring's "When called with ..." states a condition.
+_QUESTION = re.compile(r"\s*(how|what|where|which|why)\b", re.IGNORECASE)
 #: ... unless it asks for a recipe (``how to read a file``, CoSQA's phrasing): that wants a function.
 _TASK = re.compile(r"\s*how\s+(to|do\s+i|can\s+i)\b", re.IGNORECASE)
 
@@ -124,7 +125,7 @@ class QueryShape:
     """What the path factors read from the query: its normalised content words, what it asks about,
     whether it is ``prose``: at least ``PROSE_MIN_WORDS`` content words and no token spelt like
     an identifier (``how are cookies persisted``, not ``how does CookieJar persist``), and whether
-    it is a ``question``: it opens with how / what / where / which / why / when (names allowed:
+    it is a ``question``: it opens with how / what / where / which / why (names allowed:
     ``how does tRPC merge routers``), has at least two content words, and is not a recipe
     (``how to ...``, ``how do I ...``)."""
 
