@@ -265,9 +265,16 @@ def test_a_question_weighs_file_names_by_question_name_boost() -> None:
     assert name_boost(QueryShape.of("how to store sessions"), knobs) == 3.0
     # the order follows: b.py, named by the question, passes a.py's stronger hit only with the boost
     sem = leg("semantic", [("a1", 0.9, "src/app.py"), ("b1", 0.8, "src/sessions.py")])
-    lifted, _ = fuse(req("how are sessions stored"), 1.0, sem, None, NEWEST, knobs=replace(knobs, file_name_boost=0.2))
+    lifted, _ = fuse(
+        req("how are sessions stored"), 1.0, sem, None, NEWEST, knobs=replace(knobs, file_name_boost=0.2)
+    )
     plain, _ = fuse(
-        req("how are sessions stored"), 1.0, sem, None, NEWEST, knobs=replace(knobs, file_name_boost=0.2, question_name_boost=0)
+        req("how are sessions stored"),
+        1.0,
+        sem,
+        None,
+        NEWEST,
+        knobs=replace(knobs, file_name_boost=0.2, question_name_boost=0),
     )
     assert [s.chunk_id for s in lifted] == ["b1", "a1"] and [s.chunk_id for s in plain] == ["a1", "b1"]
 
@@ -282,5 +289,7 @@ def test_name_stem_lets_words_that_share_their_first_letters_meet_a_file_name() 
     # both words must be at least name_stem letters long, and their first name_stem letters agree
     registered = QueryShape.of("registered handlers")
     assert name_factor("src/registry.py", registered, replace(knobs, name_stem=5)) > 1.0  # "regis"
-    assert name_factor("src/registry.py", registered, replace(knobs, name_stem=7)) == 1.0  # "registe" / "registr"
+    assert (
+        name_factor("src/registry.py", registered, replace(knobs, name_stem=7)) == 1.0
+    )  # "registe" / "registr"
     assert name_factor("src/register.py", QueryShape.of("regular lookup"), replace(knobs, name_stem=5)) == 1.0

@@ -171,17 +171,23 @@ def test_name_precision_scales_a_file_name_the_query_names_only_in_part():
 
 
 def test_a_question_weighs_file_names_by_question_name_boost_and_explain_shows_the_shape(monkeypatch):
-    monkeypatch.setattr(ranking, "KNOBS", replace(ranking.KNOBS, file_name_boost=3.0, question_name_boost=6.0))
+    monkeypatch.setattr(
+        ranking, "KNOBS", replace(ranking.KNOBS, file_name_boost=3.0, question_name_boost=6.0)
+    )
     # "resolved" meets "resolve": one of the two content words, so half of each boost
     (asked, _), *_ = by_file(factors("how are routes resolved"), "src/routing/resolve.py")
     (stated, _), *_ = by_file(factors("routes resolved by path"), "src/routing/resolve.py")
     assert asked["name_match"] == pytest.approx(1 + 6.0 / 2)
     assert stated["name_match"] == pytest.approx(1 + 3.0 / 3)
     hit = call("search_hybrid", query="how are routes resolved", gap_threshold=0.0)["results"][0]
-    shape = call("explain_match", query="how are routes resolved", result_id=hit["chunk_id"])["data"]["query_shape"]
+    shape = call("explain_match", query="how are routes resolved", result_id=hit["chunk_id"])["data"][
+        "query_shape"
+    ]
     assert shape["question"] is True and shape["file_name_boost"] == 6.0
     recipe = call("search_hybrid", query="how to resolve routes", gap_threshold=0.0)["results"][0]
-    shape = call("explain_match", query="how to resolve routes", result_id=recipe["chunk_id"])["data"]["query_shape"]
+    shape = call("explain_match", query="how to resolve routes", result_id=recipe["chunk_id"])["data"][
+        "query_shape"
+    ]
     assert shape["question"] is False and shape["file_name_boost"] == 3.0
 
 

@@ -156,7 +156,9 @@ class QueryShape:
 def name_boost(shape: QueryShape, knobs: RankingKnobs) -> float:
     """The file-name weight for ``shape``'s query: ``question_name_boost`` for a question (0 = unset),
     else ``file_name_boost``."""
-    return knobs.question_name_boost if shape.question and knobs.question_name_boost else knobs.file_name_boost
+    return (
+        knobs.question_name_boost if shape.question and knobs.question_name_boost else knobs.file_name_boost
+    )
 
 
 def file_diversity(shape: QueryShape, knobs: RankingKnobs) -> float:
