@@ -112,7 +112,9 @@ def test_query_words_in_the_file_name_lift_it_and_word_forms_meet():
     (resolve, _), *_ = by_file(found, "src/routing/resolve.py")
     # "resolved" meets "resolve" (name_prefix), "routes" meets the folder "routing" only as a prefix
     # of 5 letters ("route" / "routing" share "rout", shorter than "route"): the stem counts 1 of 2.
-    assert resolve["name_match"] == pytest.approx(1 + ranking.KNOBS.file_name_boost / 2)
+    boost = ranking.name_boost(ranking.QueryShape.of("how are routes resolved"), ranking.KNOBS)
+    assert boost == ranking.KNOBS.question_name_boost  # a question
+    assert resolve["name_match"] == pytest.approx(1 + boost / 2)
     (invoice, _), *_ = by_file(factors("invoice total with tax"), "src/billing/invoice.py")
     assert invoice["name_match"] == pytest.approx(1 + ranking.KNOBS.file_name_boost / 3)
 

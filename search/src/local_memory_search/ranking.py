@@ -13,7 +13,11 @@ so ``explain_match`` shows it:
   words found there; with ``name_prefix`` a word also meets a name it shares a start of at
   least that many letters with (``resolved`` ~ ``resolve``). With ``module_file_folder`` a
   module file (``extract/mod.rs``, ``view/init.lua``, ``store/index.ts``, ``pkg/__init__.py``) is
-  named by its folder: that is the module's name.
+  named by its folder: that is the module's name. A question (:attr:`QueryShape.question`: ``how
+  are routes registered``, ``where is the session signed``, not ``how to ...``) asks which file
+  does something, so its file-name weight is ``question_name_boost`` (6.0) instead; with
+  ``name_stem`` (measured, 0: off) words that share their first ``name_stem`` letters meet too
+  (``distilled`` ~ ``distillation``).
 - ``name_precision``: how much of the file's name the query accounts for: the file-name share
   is scaled by ``(matched name words / name words) ** name_precision``, so ``HttpCache.kt`` ranks
   above ``HttpCacheLegacy.kt`` for a query about the HTTP cache; shown as its own multiplier
@@ -62,7 +66,7 @@ class RankingKnobs:
     name_precision: float = 1.0
     module_file_folder: float = 1.0
     prose_diversity: float = 0.0
-    question_name_boost: float = 0.0
+    question_name_boost: float = 6.0
     name_stem: float = 0.0
 
 
