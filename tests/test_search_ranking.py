@@ -115,7 +115,7 @@ def test_a_file_named_example_is_an_example() -> None:
 
 def test_name_prefix_lets_word_forms_meet_file_names() -> None:
     shape = QueryShape.of("how requests are resolved")
-    plain = replace(KNOBS, name_prefix=0.0, file_name_boost=1.0)
+    plain = replace(KNOBS, name_prefix=0.0, file_name_boost=1.0, question_name_boost=0.0)
     fuzzy = replace(plain, name_prefix=4.0)
     assert name_factor("src/http/resolve.ts", shape, plain) == 1.0
     # "resolve" (7 letters) starts "resolved"; "requests" meets "request" through the plural rule
@@ -152,10 +152,11 @@ def test_name_precision_prefers_the_file_the_query_names_wholly() -> None:
     ranked, _ = fuse(query, 1.0, sem, None, NEWEST, knobs=KNOBS)
     assert [s.chunk_id for s in ranked] == ["cache", "legacy"]
     legacy = dict(next(s for s in ranked if s.chunk_id == "legacy").factors)
-    assert legacy["name_match"] == pytest.approx(1 + KNOBS.file_name_boost * 2 / 4)
+    boost = name_boost(QueryShape.of(query.query), KNOBS)  # a question: question_name_boost
+    assert legacy["name_match"] == pytest.approx(1 + boost * 2 / 4)
     # 2 of the name's 3 words matched: the file-name share is scaled by 2/3
     assert legacy["name_match"] * legacy["name_precision"] == pytest.approx(
-        1 + KNOBS.file_name_boost * 2 / 4 * 2 / 3
+        1 + boost * 2 / 4 * 2 / 3
     )
     assert dict(next(s for s in ranked if s.chunk_id == "cache").factors)["name_precision"] == 1.0
     plain, _ = fuse(query, 1.0, sem, None, NEWEST, knobs=replace(KNOBS, name_precision=0.0))
@@ -165,7 +166,7 @@ def test_name_precision_prefers_the_file_the_query_names_wholly() -> None:
 @pytest.mark.parametrize("path", ["src/routing/mod.rs", "lua/routing/init.lua", "src/routing/index.ts"])
 def test_a_module_file_is_named_by_its_folder(path: str) -> None:
     shape = QueryShape.of("how routing works")
-    assert name_factor(path, shape, KNOBS) == pytest.approx(1 + KNOBS.file_name_boost / 2)
+    assert name_factor(path, shape, KNOBS) == pytest.approx(1 + name_boost(shape, KNOBS) / 2)
     assert name_factor(path, shape, replace(KNOBS, module_file_folder=0.0)) == 1.0
     assert name_factor("src/routing/other.rs", shape, KNOBS) == 1.0
 
