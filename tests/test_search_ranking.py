@@ -155,9 +155,7 @@ def test_name_precision_prefers_the_file_the_query_names_wholly() -> None:
     boost = name_boost(QueryShape.of(query.query), KNOBS)  # a question: question_name_boost
     assert legacy["name_match"] == pytest.approx(1 + boost * 2 / 4)
     # 2 of the name's 3 words matched: the file-name share is scaled by 2/3
-    assert legacy["name_match"] * legacy["name_precision"] == pytest.approx(
-        1 + boost * 2 / 4 * 2 / 3
-    )
+    assert legacy["name_match"] * legacy["name_precision"] == pytest.approx(1 + boost * 2 / 4 * 2 / 3)
     assert dict(next(s for s in ranked if s.chunk_id == "cache").factors)["name_precision"] == 1.0
     plain, _ = fuse(query, 1.0, sem, None, NEWEST, knobs=replace(KNOBS, name_precision=0.0))
     assert [s.chunk_id for s in plain] == ["legacy", "cache"]
