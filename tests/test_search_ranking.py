@@ -13,6 +13,7 @@ from local_memory_search.ranking import (
     QueryShape,
     doc_factor,
     file_diversity,
+    name_boost,
     name_factor,
     path_factor,
     shifted_alpha,
@@ -114,7 +115,7 @@ def test_a_file_named_example_is_an_example() -> None:
 
 def test_name_prefix_lets_word_forms_meet_file_names() -> None:
     shape = QueryShape.of("how requests are resolved")
-    plain = replace(KNOBS, name_prefix=0.0, file_name_boost=1.0)
+    plain = replace(KNOBS, name_prefix=0.0, file_name_boost=1.0, question_name_boost=0.0)
     fuzzy = replace(plain, name_prefix=4.0)
     assert name_factor("src/http/resolve.ts", shape, plain) == 1.0
     # "resolve" (7 letters) starts "resolved"; "requests" meets "request" through the plural rule
@@ -151,11 +152,10 @@ def test_name_precision_prefers_the_file_the_query_names_wholly() -> None:
     ranked, _ = fuse(query, 1.0, sem, None, NEWEST, knobs=KNOBS)
     assert [s.chunk_id for s in ranked] == ["cache", "legacy"]
     legacy = dict(next(s for s in ranked if s.chunk_id == "legacy").factors)
-    assert legacy["name_match"] == pytest.approx(1 + KNOBS.file_name_boost * 2 / 4)
+    boost = name_boost(QueryShape.of(query.query), KNOBS)  # a question: question_name_boost
+    assert legacy["name_match"] == pytest.approx(1 + boost * 2 / 4)
     # 2 of the name's 3 words matched: the file-name share is scaled by 2/3
-    assert legacy["name_match"] * legacy["name_precision"] == pytest.approx(
-        1 + KNOBS.file_name_boost * 2 / 4 * 2 / 3
-    )
+    assert legacy["name_match"] * legacy["name_precision"] == pytest.approx(1 + boost * 2 / 4 * 2 / 3)
     assert dict(next(s for s in ranked if s.chunk_id == "cache").factors)["name_precision"] == 1.0
     plain, _ = fuse(query, 1.0, sem, None, NEWEST, knobs=replace(KNOBS, name_precision=0.0))
     assert [s.chunk_id for s in plain] == ["legacy", "cache"]
@@ -164,7 +164,7 @@ def test_name_precision_prefers_the_file_the_query_names_wholly() -> None:
 @pytest.mark.parametrize("path", ["src/routing/mod.rs", "lua/routing/init.lua", "src/routing/index.ts"])
 def test_a_module_file_is_named_by_its_folder(path: str) -> None:
     shape = QueryShape.of("how routing works")
-    assert name_factor(path, shape, KNOBS) == pytest.approx(1 + KNOBS.file_name_boost / 2)
+    assert name_factor(path, shape, KNOBS) == pytest.approx(1 + name_boost(shape, KNOBS) / 2)
     assert name_factor(path, shape, replace(KNOBS, module_file_folder=0.0)) == 1.0
     assert name_factor("src/routing/other.rs", shape, KNOBS) == 1.0
 
@@ -229,3 +229,66 @@ def test_a_prose_query_leans_on_the_semantic_leg() -> None:
     assert shifted_alpha("how does CookieJar persist cookies", 0.65, knobs) == pytest.approx(0.65)
     assert shifted_alpha("how are cookies persisted across requests", 0.95, knobs) == 1.0
     assert shifted_alpha("how are cookies persisted across requests", 0.65, OFF) == pytest.approx(0.65)
+
+
+@pytest.mark.parametrize(
+    ("query", "question"),
+    [
+        ("how are routes registered", True),
+        ("How does tRPC merge routers", True),  # names are allowed in a question
+        ("where is the session cookie signed", True),
+        ("which serializer signs the session", True),
+        ("how to read a file line by line", False),  # a recipe (CoSQA's phrasing) wants a function
+        ("how do I read a file", False),
+        ("Return the session cookie", False),  # a docstring's phrasing
+        ("When called with decode_unicode, return text", False),  # a docstring's condition
+        ("session handling", False),
+        ("how is it done", False),  # function words only
+        ("however the session is stored", False),  # the word, not a prefix of it
+    ],
+)
+def test_a_question_opens_with_a_question_word_and_is_not_a_recipe(query: str, question: bool) -> None:
+    assert QueryShape.of(query).question is question
+
+
+def test_a_question_weighs_file_names_by_question_name_boost() -> None:
+    knobs = replace(OFF, file_name_boost=3.0, question_name_boost=6.0)
+    question = QueryShape.of("how are sessions stored")
+    statement = QueryShape.of("sessions stored")
+    assert name_boost(question, knobs) == 6.0 and name_boost(statement, knobs) == 3.0
+    # "session" is one of the query's two content words: half the boost
+    assert name_factor("src/flask/sessions.py", question, knobs) == pytest.approx(1 + 6.0 / 2)
+    assert name_factor("src/flask/sessions.py", statement, knobs) == pytest.approx(1 + 3.0 / 2)
+    # 0 leaves questions to file_name_boost; a recipe is never a question
+    assert name_boost(question, replace(knobs, question_name_boost=0)) == 3.0
+    assert name_boost(QueryShape.of("how to store sessions"), knobs) == 3.0
+    # the order follows: b.py, named by the question, passes a.py's stronger hit only with the boost
+    sem = leg("semantic", [("a1", 0.9, "src/app.py"), ("b1", 0.8, "src/sessions.py")])
+    lifted, _ = fuse(
+        req("how are sessions stored"), 1.0, sem, None, NEWEST, knobs=replace(knobs, file_name_boost=0.2)
+    )
+    plain, _ = fuse(
+        req("how are sessions stored"),
+        1.0,
+        sem,
+        None,
+        NEWEST,
+        knobs=replace(knobs, file_name_boost=0.2, question_name_boost=0),
+    )
+    assert [s.chunk_id for s in lifted] == ["b1", "a1"] and [s.chunk_id for s in plain] == ["a1", "b1"]
+
+
+def test_name_stem_lets_words_that_share_their_first_letters_meet_a_file_name() -> None:
+    knobs = replace(OFF, file_name_boost=3.0, name_prefix=4.0)
+    shape = QueryShape.of("how a model is distilled from a sentence transformer")
+    # "distilled" does not start "distillation" nor the reverse: only a shared stem meets it
+    assert name_factor("model2vec/distill/distillation.py", shape, knobs) == 1.0
+    stemmed = name_factor("model2vec/distill/distillation.py", shape, replace(knobs, name_stem=5))
+    assert stemmed == pytest.approx(1 + 3.0 / len(shape.words))
+    # both words must be at least name_stem letters long, and their first name_stem letters agree
+    registered = QueryShape.of("registered handlers")
+    assert name_factor("src/registry.py", registered, replace(knobs, name_stem=5)) > 1.0  # "regis"
+    assert (
+        name_factor("src/registry.py", registered, replace(knobs, name_stem=7)) == 1.0
+    )  # "registe" / "registr"
+    assert name_factor("src/register.py", QueryShape.of("regular lookup"), replace(knobs, name_stem=5)) == 1.0

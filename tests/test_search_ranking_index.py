@@ -112,7 +112,9 @@ def test_query_words_in_the_file_name_lift_it_and_word_forms_meet():
     (resolve, _), *_ = by_file(found, "src/routing/resolve.py")
     # "resolved" meets "resolve" (name_prefix), "routes" meets the folder "routing" only as a prefix
     # of 5 letters ("route" / "routing" share "rout", shorter than "route"): the stem counts 1 of 2.
-    assert resolve["name_match"] == pytest.approx(1 + ranking.KNOBS.file_name_boost / 2)
+    boost = ranking.name_boost(ranking.QueryShape.of("how are routes resolved"), ranking.KNOBS)
+    assert boost == ranking.KNOBS.question_name_boost  # a question
+    assert resolve["name_match"] == pytest.approx(1 + boost / 2)
     (invoice, _), *_ = by_file(factors("invoice total with tax"), "src/billing/invoice.py")
     assert invoice["name_match"] == pytest.approx(1 + ranking.KNOBS.file_name_boost / 3)
 
@@ -168,3 +170,34 @@ def test_name_precision_scales_a_file_name_the_query_names_only_in_part():
     # ledger_export: the query names 1 of its 2 words, so its file-name share (1 of 3) is halved
     assert export["name_match"] == pytest.approx(1 + boost / 3)
     assert export["name_match"] * export["name_precision"] == pytest.approx(1 + boost / 3 / 2)
+
+
+def test_a_question_weighs_file_names_by_question_name_boost_and_explain_shows_the_shape(monkeypatch):
+    monkeypatch.setattr(
+        ranking, "KNOBS", replace(ranking.KNOBS, file_name_boost=3.0, question_name_boost=6.0)
+    )
+    # "resolved" meets "resolve": one of the two content words, so half of each boost
+    (asked, _), *_ = by_file(factors("how are routes resolved"), "src/routing/resolve.py")
+    (stated, _), *_ = by_file(factors("routes resolved by path"), "src/routing/resolve.py")
+    assert asked["name_match"] == pytest.approx(1 + 6.0 / 2)
+    assert stated["name_match"] == pytest.approx(1 + 3.0 / 3)
+    hit = call("search_hybrid", query="how are routes resolved", gap_threshold=0.0)["results"][0]
+    shape = call("explain_match", query="how are routes resolved", result_id=hit["chunk_id"])["data"][
+        "query_shape"
+    ]
+    assert shape["question"] is True and shape["file_name_boost"] == 6.0
+    recipe = call("search_hybrid", query="how to resolve routes", gap_threshold=0.0)["results"][0]
+    shape = call("explain_match", query="how to resolve routes", result_id=recipe["chunk_id"])["data"][
+        "query_shape"
+    ]
+    assert shape["question"] is False and shape["file_name_boost"] == 3.0
+
+
+def test_name_stem_lets_a_word_form_meet_the_file_name(monkeypatch):
+    query = "invoicing totals with tax"  # "invoicing" is no prefix of "invoice", nor the reverse
+    monkeypatch.setattr(ranking, "KNOBS", replace(ranking.KNOBS, file_name_boost=3.0, name_stem=0.0))
+    (plain, _), *_ = by_file(factors(query), "src/billing/invoice.py")
+    monkeypatch.setattr(ranking, "KNOBS", replace(ranking.KNOBS, name_stem=5.0))
+    (stemmed, _), *_ = by_file(factors(query), "src/billing/invoice.py")
+    assert plain["name_match"] == 1.0
+    assert stemmed["name_match"] == pytest.approx(1 + 3.0 / 3)  # 1 of "invoicing", "total", "tax"

@@ -562,6 +562,15 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
         },
         "ranking_factors": {**dict.fromkeys(FILE_FACTORS, 1.0), **dict(scored.factors)},
     }
+    if ranking.mode == "hybrid":
+        shape = _knobs.QueryShape.of(req.query)
+        # what the query-shape rules read: a question weighs file names by question_name_boost
+        out["query_shape"] = {
+            "prose": shape.prose,
+            "question": shape.question,
+            "file_name_boost": _knobs.name_boost(shape, _knobs.KNOBS),
+            "name_stem": int(_knobs.KNOBS.name_stem),
+        }
     if verbosity == "full":
         out["recency_boost"].update(
             {

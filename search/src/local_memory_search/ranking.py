@@ -13,7 +13,11 @@ so ``explain_match`` shows it:
   words found there; with ``name_prefix`` a word also meets a name it shares a start of at
   least that many letters with (``resolved`` ~ ``resolve``). With ``module_file_folder`` a
   module file (``extract/mod.rs``, ``view/init.lua``, ``store/index.ts``, ``pkg/__init__.py``) is
-  named by its folder: that is the module's name.
+  named by its folder: that is the module's name. A question (:attr:`QueryShape.question`: ``how
+  are routes registered``, ``where is the session signed``, not ``how to ...``) asks which file
+  does something, so its file-name weight is ``question_name_boost`` (6.0) instead; with
+  ``name_stem`` (measured, 0: off) words that share their first ``name_stem`` letters meet too
+  (``distilled`` ~ ``distillation``).
 - ``name_precision``: how much of the file's name the query accounts for: the file-name share
   is scaled by ``(matched name words / name words) ** name_precision``, so ``HttpCache.kt`` ranks
   above ``HttpCacheLegacy.kt`` for a query about the HTTP cache; shown as its own multiplier
@@ -62,6 +66,8 @@ class RankingKnobs:
     name_precision: float = 1.0
     module_file_folder: float = 1.0
     prose_diversity: float = 0.0
+    question_name_boost: float = 6.0
+    name_stem: float = 0.0
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
@@ -82,6 +88,8 @@ OFF = RankingKnobs(
     name_precision=0.0,
     module_file_folder=0.0,
     prose_diversity=0.0,
+    question_name_boost=0.0,
+    name_stem=0.0,
 )
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
@@ -108,19 +116,29 @@ def _norm(word: str) -> str:
 
 #: A query of at least this many content words, none of them spelt like a name, is prose.
 PROSE_MIN_WORDS = 3
+#: A query opening with one of these words asks where or how something is done (``how are routes
+#: registered``, ``where is the session signed``): it wants the file that does it. Not "when": a
+#: docstring's "When called with ..." states a condition.
+_QUESTION = re.compile(r"\s*(how|what|where|which|why)\b", re.IGNORECASE)
+#: ... unless it asks for a recipe (``how to read a file``, CoSQA's phrasing): that wants a function.
+_TASK = re.compile(r"\s*how\s+(to|do\s+i|can\s+i)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class QueryShape:
     """What the path factors read from the query: its normalised content words, what it asks about,
-    and whether it is ``prose``: at least ``PROSE_MIN_WORDS`` content words and no token spelt like
-    an identifier (``how are cookies persisted``, not ``how does CookieJar persist``)."""
+    whether it is ``prose``: at least ``PROSE_MIN_WORDS`` content words and no token spelt like
+    an identifier (``how are cookies persisted``, not ``how does CookieJar persist``), and whether
+    it is a ``question``: it opens with how / what / where / which / why (names allowed:
+    ``how does tRPC merge routers``), has at least two content words, and is not a recipe
+    (``how to ...``, ``how do I ...``)."""
 
     words: frozenset[str]
     asks_tests: bool
     asks_examples: bool
     asks_docs: bool = False
     prose: bool = False
+    question: bool = False
 
     @classmethod
     def of(cls, query: str) -> QueryShape:
@@ -135,7 +153,16 @@ class QueryShape:
             for w in words
         )
         prose = len(words) >= PROSE_MIN_WORDS and not spells_a_name(query)
-        return cls(words, asks_tests, asks_examples, asks_docs, prose)
+        question = len(words) >= 2 and bool(_QUESTION.match(query)) and not _TASK.match(query)
+        return cls(words, asks_tests, asks_examples, asks_docs, prose, question)
+
+
+def name_boost(shape: QueryShape, knobs: RankingKnobs) -> float:
+    """The file-name weight for ``shape``'s query: ``question_name_boost`` for a question (0 = unset),
+    else ``file_name_boost``."""
+    return (
+        knobs.question_name_boost if shape.question and knobs.question_name_boost else knobs.file_name_boost
+    )
 
 
 def file_diversity(shape: QueryShape, knobs: RankingKnobs) -> float:
@@ -264,36 +291,41 @@ def name_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
 def name_factors(path: str, shape: QueryShape, knobs: RankingKnobs) -> tuple[float, float]:
     """(``name_match``, ``name_precision``): the name multiplier without the precision scaling, and
     the ratio the scaling applies to it (1.0 when off or nothing matched)."""
-    if not shape.words or (knobs.file_name_boost == 0 and knobs.folder_name_boost == 0):
+    boost = name_boost(shape, knobs)
+    if not shape.words or (boost == 0 and knobs.folder_name_boost == 0):
         return 1.0, 1.0
     info = path_info(path)
     stem_words, stem_parts = info.stem_words, info.stem_parts
     if knobs.module_file_folder and info.module_words:
         stem_words, stem_parts = info.module_words, info.module_parts
     n = len(shape.words)
-    prefix = int(knobs.name_prefix)
-    in_stem = _matched(shape.words, stem_words, prefix) / n if knobs.file_name_boost else 0.0
-    in_dirs = _matched(shape.words, info.dir_words, prefix) / n if knobs.folder_name_boost else 0.0
-    match = 1.0 + knobs.file_name_boost * in_stem + knobs.folder_name_boost * in_dirs
+    prefix, stem = int(knobs.name_prefix), int(knobs.name_stem)
+    in_stem = _matched(shape.words, stem_words, prefix, stem) / n if boost else 0.0
+    in_dirs = _matched(shape.words, info.dir_words, prefix, stem) / n if knobs.folder_name_boost else 0.0
+    match = 1.0 + boost * in_stem + knobs.folder_name_boost * in_dirs
     if not (in_stem and knobs.name_precision and stem_parts):
         return match, 1.0
-    share = (_matched(stem_parts, shape.words, prefix) / len(stem_parts)) ** knobs.name_precision
-    return match, (match - knobs.file_name_boost * in_stem * (1.0 - share)) / match
+    share = (_matched(stem_parts, shape.words, prefix, stem) / len(stem_parts)) ** knobs.name_precision
+    return match, (match - boost * in_stem * (1.0 - share)) / match
 
 
-def _matched(words: frozenset[str], names: frozenset[str], prefix: int) -> int:
+def _matched(words: frozenset[str], names: frozenset[str], prefix: int, stem: int = 0) -> int:
     """How many of ``words`` name one of ``names``: equal, or (``prefix`` > 0) the shorter of the
-    two, at least ``prefix`` characters long, starts the longer (``depend`` ~ ``dependencies``)."""
+    two, at least ``prefix`` characters long, starts the longer (``depend`` ~ ``dependencies``),
+    or (``stem`` > 0) both are at least ``stem`` characters long and their first ``stem``
+    characters agree (``distilled`` ~ ``distillation``, ``registered`` ~ ``registry``)."""
     exact = words & names
-    if not prefix or len(exact) == len(words):
+    if not (prefix or stem) or len(exact) == len(words):
         return len(exact)
-    return len(exact) + sum(1 for w in words - exact if _prefix_match(w, names, prefix))
+    return len(exact) + sum(1 for w in words - exact if _prefix_match(w, names, prefix, stem))
 
 
 @lru_cache(maxsize=65536)
-def _prefix_match(word: str, names: frozenset[str], prefix: int) -> bool:
+def _prefix_match(word: str, names: frozenset[str], prefix: int, stem: int = 0) -> bool:
     for name in names:
         short, long = (word, name) if len(word) <= len(name) else (name, word)
-        if len(short) >= prefix and long.startswith(short):
+        if prefix and len(short) >= prefix and long.startswith(short):
+            return True
+        if stem and len(short) >= stem and long[:stem] == short[:stem]:
             return True
     return False
