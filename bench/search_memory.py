@@ -105,16 +105,19 @@ def lance_cache_mb() -> dict[str, float]:
     session = getattr(readonly, "_session", None)
     if session is None:
         return {}
-    return {"size_mb": round(session.size_bytes() / 2**20, 1), "items": int(session.approx_num_items())}
+    return {"size_mb": round(session.size_bytes / 2**20, 1), "items": int(session.approx_num_items)}
 
 
 def memory_probe() -> dict[str, Any]:
     """One sample of every account above, plus Arrow's pool and RSS."""
     import pyarrow as pa
 
+    from bench.search_worker import _rss_split
+
     pool = pa.default_memory_pool()
     return {
         "rss": _rss_mb(),
+        "query_models": _rss_split().get("query_models"),
         **status_mb(),
         "malloc": malloc_mb(),
         "lance_session": lance_cache_mb(),
