@@ -115,7 +115,17 @@ def memory_probe() -> dict[str, Any]:
     from bench.search_worker import _rss_split
 
     pool = pa.default_memory_pool()
+    memos: dict[str, list[int | None]] = {}
+    try:
+        from local_memory_search import ranking
+
+        for name in ("path_info", "_prefix_match"):
+            info = getattr(ranking, name).cache_info()
+            memos[name] = [info.currsize, info.maxsize]
+    except (ImportError, AttributeError):
+        pass
     return {
+        "ranking_memos_entries_max": memos,
         "rss": _rss_mb(),
         "query_models": _rss_split().get("query_models"),
         **status_mb(),
