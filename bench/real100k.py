@@ -283,6 +283,17 @@ class StandInEmbedder(Embedder):
         self.real.close()
 
 
+def write_compact_query_model(settings: Any, real: Embedder) -> Path | None:
+    """What a real ``index`` run leaves behind and a stand-in run would not (it is not an
+    ``OnnxEmbedder``): the compact query-model copy the searcher loads (~70 MB less resident
+    than the original model; without it every search-memory figure carries the original's
+    session)."""
+    from local_memory_indexer.query_model import ensure_compact_model
+    from local_memory_shared.embedding.onnx import OnnxEmbedder
+
+    return ensure_compact_model(settings.data_root, real) if isinstance(real, OnnxEmbedder) else None
+
+
 def stand_in_index(project: Path = PROJECT, record: bool = True) -> int:
     """``index`` with :class:`StandInEmbedder` (run as its own process by ``build --stand-in``)."""
     from local_memory_indexer.pipeline import index_project
@@ -292,6 +303,7 @@ def stand_in_index(project: Path = PROJECT, record: bool = True) -> int:
     settings = load_settings()
     embedder = StandInEmbedder(embedder_from_settings(settings))
     summary = index_project(project, settings=settings, embedder=embedder)
+    write_compact_query_model(settings, embedder.real)
     print(json.dumps(summary.to_dict()))
     if not record:
         return 0
@@ -680,7 +692,8 @@ def cmd_measure(ns: argparse.Namespace) -> dict[str, Any]:
         result["ivf"] = ivf_check()
     if "latency" in ns.only or "rss" in ns.only:
         with SearchProcess(DATA) as proc:
-            result["search_rss_mb_start"] = proc.rss_mb()
+            result["search_memory_start"] = proc.memory()
+            result["search_rss_mb_start"] = result["search_memory_start"]["rss_mb"]
             for n, q in enumerate(warmup):
                 proc.call(SEARCH_TOOLS[n % 3], _args(q))
             if "latency" in ns.only:
@@ -689,7 +702,8 @@ def cmd_measure(ns: argparse.Namespace) -> dict[str, Any]:
             mixed: list[float] = []
             for n, q in enumerate(mixed_q[: max(0, MIXED_QUERIES - calls)]):
                 mixed.append(proc.call(SEARCH_TOOLS[n % 3], _args(q))["ms"])
-            result["search_rss_mb_after_1000"] = proc.rss_mb()
+            result["search_memory_after_1000"] = proc.memory()
+            result["search_rss_mb_after_1000"] = result["search_memory_after_1000"]["rss_mb"]
             result["mixed_calls"] = calls + len(mixed)
             result["mixed_tail"] = percentiles(mixed)
     if "reindex" in ns.only:

@@ -46,6 +46,30 @@ def start_like_the_server() -> None:
     settle_gc()
 
 
+def _rss_split() -> dict[str, Any]:
+    """Resident memory split as the kernel counts it: private/anonymous (the process's own heap,
+    caches, model session) and file-backed (mapped library code and data, shared with every
+    process mapping the same file and reclaimable), plus which query model the encoder loaded."""
+    out: dict[str, Any] = {}
+    with open("/proc/self/status", encoding="utf-8") as status:
+        for line in status:
+            if line.startswith(("RssAnon:", "RssFile:")):
+                key, value = line.split(":", 1)
+                out[f"{key[3:].lower()}_mb"] = round(int(value.split()[0]) / 1024, 1)
+    try:
+        from local_memory_search.encoder import ENCODER
+
+        # ``_model_file``: the compact copy found under the data root, None = the original model
+        # (read without loading anything: ``model_file`` would load the session)
+        out["query_models"] = [
+            Path(e._model_file).name if getattr(e, "_model_file", None) else "original"
+            for e in getattr(ENCODER, "_embedders", {}).values()
+        ]
+    except ImportError:
+        pass
+    return out
+
+
 def serve() -> None:
     """Answer requests on stdin until ``exit`` or EOF."""
     started = time.perf_counter()
@@ -64,7 +88,7 @@ def serve() -> None:
         if op == "exit":
             break
         if op == "rss":
-            reply: dict[str, Any] = {"rss_mb": round(proc.memory_info().rss / 2**20, 1)}
+            reply: dict[str, Any] = {"rss_mb": round(proc.memory_info().rss / 2**20, 1), **_rss_split()}
         else:
             t0 = time.perf_counter()
             env = call_tool(req["tool"], req.get("args") or {})
@@ -128,6 +152,11 @@ class SearchProcess:
     def rss_mb(self) -> float:
         """Resident memory of the worker now."""
         return float(self.request({"op": "rss"})["rss_mb"])
+
+    def memory(self) -> dict[str, Any]:
+        """Resident memory of the worker now: total, anonymous and file-backed MB, query model files."""
+        reply = self.request({"op": "rss"})
+        return {k: v for k, v in reply.items() if k != "ok"}
 
     def close(self) -> None:
         """Ask the worker to exit and reap it."""

@@ -292,3 +292,24 @@ def test_name_stem_lets_words_that_share_their_first_letters_meet_a_file_name() 
         name_factor("src/registry.py", registered, replace(knobs, name_stem=7)) == 1.0
     )  # "registe" / "registr"
     assert name_factor("src/register.py", QueryShape.of("regular lookup"), replace(knobs, name_stem=5)) == 1.0
+
+
+def test_the_name_prefix_memo_stays_bounded_over_many_distinct_queries() -> None:
+    """Its keys carry each query's own word set: distinct queries must not grow it without bound."""
+    from local_memory_search import ranking
+
+    knobs = replace(KNOBS, name_prefix=4.0, file_name_boost=1.0, folder_name_boost=1.0)
+    ranking._prefix_match.cache_clear()
+    for q in range(1500):
+        shape = QueryShape.of(f"resolving handler{q} requests{q} sessions")
+        for f in range(8):
+            name_factor(f"src/module{f}/resolve_handler{f}.py", shape, knobs)
+    held = ranking._prefix_match.cache_info().currsize
+    assert 0 < held <= ranking.PREFIX_MEMO, held
+    assert held <= 8192, held  # these queries make ~85,000 distinct keys; 65,536 kept them
+    # and the memo still answers repeats within one ranking
+    before = ranking._prefix_match.cache_info().hits
+    shape = QueryShape.of("resolving handlers again")
+    for _ in range(2):
+        name_factor("src/module1/resolve_handler1.py", shape, knobs)
+    assert ranking._prefix_match.cache_info().hits > before
