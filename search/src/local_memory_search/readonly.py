@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -199,7 +199,8 @@ def _run(coroutine: Any) -> Any:
     """Run ``coroutine`` on LanceDB's background event loop (the one its sync API uses)."""
     from lancedb.background_loop import LOOP
 
-    return LOOP.run(coroutine)
+    run: Callable[[Any], Any] = LOOP.run
+    return run(coroutine)
 
 
 class ReadOnlyDB:
