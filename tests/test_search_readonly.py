@@ -10,7 +10,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
-from lancedb.index import FTS
+from lancedb.index import FTS, IvfFlat
 from local_memory_search.readonly import (
     MUTATING_DB_METHODS,
     MUTATING_TABLE_METHODS,
@@ -207,3 +207,84 @@ def test_every_read_only_connection_shares_one_size_bounded_lance_session(indexe
     assert session.size_bytes <= readonly.INDEX_CACHE_BYTES + readonly.METADATA_CACHE_BYTES
     clear_caches()
     assert readonly.lance_session() is not session
+
+
+# -- one-round-trip queries: the same rows as LanceDB's sync builders --------------------------
+
+
+@pytest.fixture()
+def ivf_dir(tmp_path: Path) -> Path:
+    """300 rows with an IVF_FLAT index of 4 partitions (so a single probe misses rows) and FTS."""
+    path = tmp_path / "lance-ivf"
+    table = lancedb.connect(str(path)).create_table("chunks", data=_rows(300))
+    table.create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=4))
+    table.create_index("fts_text", config=FTS(base_tokenizer="simple"))
+    return path
+
+
+COLUMNS = ["chunk_id", "file_path", "symbol_name"]
+
+
+def test_fts_arrow_returns_what_the_sync_builder_returns(ivf_dir: Path):
+    table = connect_read_only(ivf_dir).open_table("chunks")
+    for where, prefilter in (
+        (None, True),
+        ("file_path = 'src/f1.py'", True),
+        ("file_path = 'src/f2.py'", False),
+    ):
+        sync = table.search("fn7 parse", query_type="fts", fts_columns="fts_text")
+        if where:
+            sync = sync.where(where, prefilter=prefilter)
+        expected = sync.limit(20).select([*COLUMNS, "_score"]).to_arrow().to_pylist()
+        got = table.fts_arrow(
+            "fn7 parse",
+            column="fts_text",
+            columns=[*COLUMNS, "_score"],
+            limit=20,
+            where=where,
+            postfilter=not prefilter,
+        ).to_pylist()
+        assert got == expected and got
+
+
+def test_vector_arrow_returns_what_the_sync_builder_returns(ivf_dir: Path):
+    table = connect_read_only(ivf_dir).open_table("chunks")
+    rng = np.random.default_rng(3)
+    ann_differs_from_flat = False
+    for _ in range(8):
+        vector = rng.normal(size=DIM).astype(np.float32)
+        for where, exact in ((None, False), (None, True), ("file_path = 'src/f0.py'", False)):
+
+            def sync(v: np.ndarray = vector, w: str | None = where, x: bool = exact) -> list[dict]:
+                query = table.search(v, vector_column_name="vector", query_type="vector").distance_type(
+                    "cosine"
+                )
+                if w:
+                    query = query.where(w, prefilter=False)
+                query = query.limit(10).select([*COLUMNS, "_distance"])
+                query = query.bypass_vector_index() if x else query.nprobes(1).refine_factor(2)
+                return list(query.to_arrow().to_pylist())
+
+            got = table.vector_arrow(
+                vector,
+                column="vector",
+                distance_type="cosine",
+                columns=[*COLUMNS, "_distance"],
+                limit=10,
+                where=where,
+                postfilter=bool(where),
+                nprobes=None if exact else 1,
+                refine_factor=None if exact else 2,
+                exact=exact,
+            ).to_pylist()
+            assert got == sync()
+        flat = [r["chunk_id"] for r in sync(vector, None, True)]
+        ann = [r["chunk_id"] for r in sync(vector, None, False)]
+        ann_differs_from_flat |= flat != ann
+    assert ann_differs_from_flat  # one probe of four partitions really is an approximate search
+
+
+def test_scan_arrow_filters_rows(lance_dir: Path):
+    table = connect_read_only(lance_dir).open_table("chunks")
+    rows = table.scan_arrow(where="chunk_id IN ('c1', 'c5')", columns=["chunk_id"], limit=5).to_pylist()
+    assert sorted(r["chunk_id"] for r in rows) == ["c1", "c5"]

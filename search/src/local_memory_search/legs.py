@@ -141,6 +141,36 @@ def index_languages(reader: IndexReader) -> frozenset[str]:
     return _LANGUAGES.get(reader.cache_token, compute)
 
 
+_SCOPE_COVERS_TABLE: VersionMemo[Any, bool] = register_cache("scope_covers_table", VersionMemo())
+
+
+def leg_where(reader: IndexReader, filters: SearchFilters | None) -> LanceWhere:
+    """The legs' LanceDB predicate: ``lance_where``, minus the scope clauses when they hold for every row.
+
+    Without user filters the predicate is the scope alone (project, schema version), which every
+    row of a healthy per-project table matches; evaluated after the search it still reads those
+    columns for every candidate (about 1.5 ms a query). Whether every row of the published version
+    matches is counted once per version; only then is the predicate dropped, so results never change.
+    """
+    where = lance_where(reader.project, filters)
+    if where.prefilter or reader.table is None:
+        return where
+    table = reader.table
+
+    def covers() -> bool:
+        try:
+            return int(table.count_rows(where.sql)) == int(table.count_rows())
+        except Exception as exc:  # unreadable: keep the predicate
+            log.debug("scope count failed: %s", exc)
+            return False
+
+    return (
+        LanceWhere("", prefilter=False)
+        if _SCOPE_COVERS_TABLE.get((reader.cache_token, where.sql), covers)
+        else where
+    )
+
+
 def _rows_to_leg(
     name: str,
     source: str,
@@ -168,25 +198,27 @@ def vector_search(
     assert table is not None
     columns = [*LEG_COLUMNS, "_distance"]
 
-    def build() -> Any:
-        return (
-            table.search(vector, vector_column_name=VECTOR_COLUMN, query_type="vector")
-            .distance_type("cosine")
-            .where(where.sql, prefilter=where.prefilter)
-            .limit(depth)
-            .select(columns)
+    def run(**ann: Any) -> list[dict[str, Any]]:
+        rows = table.vector_arrow(
+            vector,
+            column=VECTOR_COLUMN,
+            distance_type="cosine",
+            columns=columns,
+            limit=depth,
+            where=where.sql or None,
+            postfilter=not where.prefilter,
+            **ann,
         )
+        return list(rows.to_pylist())
 
     if reader.has_vector_index:
         try:
-            return build().nprobes(ANN_NPROBES).refine_factor(
-                ANN_REFINE_FACTOR
-            ).to_arrow().to_pylist(), "lance_ann"
+            return run(nprobes=ANN_NPROBES, refine_factor=ANN_REFINE_FACTOR), "lance_ann"
         except Exception as exc:  # a corrupt or unreadable index must only cost speed
             log.warning("ANN search failed, falling back to a flat scan: %s", exc)
             warnings.append(W.warn(W.ANN_INDEX_UNUSABLE, f"({type(exc).__name__}: {str(exc)[:200]})"))
     try:
-        return build().bypass_vector_index().to_arrow().to_pylist(), "lance_flat"
+        return run(exact=True), "lance_flat"
     except Exception as exc:
         raise LegFailed(
             W.warn(W.VECTOR_LEG_UNAVAILABLE, f"({type(exc).__name__}: {str(exc)[:200]})")
@@ -210,9 +242,7 @@ def semantic_leg(reader: IndexReader, req: RankRequest, warnings: list[dict[str,
     except EmbeddingError as exc:
         raise LegFailed(W.warn(W.EMBEDDING_UNAVAILABLE, exc.message)) from exc
     encode_seconds = time.perf_counter() - enc_start
-    rows, source = vector_search(
-        reader, vector, lance_where(reader.project, req.filters), req.depth, warnings
-    )
+    rows, source = vector_search(reader, vector, leg_where(reader, req.filters), req.depth, warnings)
     return _rows_to_leg(
         "semantic", source, rows, lambda r: 1.0 - float(r["_distance"]), started, encode_seconds
     )
@@ -228,16 +258,16 @@ def keyword_leg(reader: IndexReader, req: RankRequest, warnings: list[dict[str, 
         if not reader.has_fts_index:
             warnings.append(W.warn(W.FTS_UNAVAILABLE, "(no FTS index on the published version)."))
         else:
-            where = lance_where(reader.project, req.filters)
+            where = leg_where(reader, req.filters)
             try:
-                rows = (
-                    reader.table.search(text, query_type="fts", fts_columns=FTS_COLUMN)
-                    .where(where.sql, prefilter=where.prefilter)
-                    .limit(req.depth)
-                    .select([*LEG_COLUMNS, "_score"])
-                    .to_arrow()
-                    .to_pylist()
-                )
+                rows = reader.table.fts_arrow(
+                    text,
+                    column=FTS_COLUMN,
+                    columns=[*LEG_COLUMNS, "_score"],
+                    limit=req.depth,
+                    where=where.sql or None,
+                    postfilter=not where.prefilter,
+                ).to_pylist()
                 return _rows_to_leg("keyword", "lance_fts", rows, lambda r: float(r["_score"]), started)
             except Exception as exc:
                 log.warning("FTS query failed, falling back to SQLite LIKE: %s", exc)

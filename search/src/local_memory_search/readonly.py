@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,72 @@ class ReadOnlyTable:
 
     def __repr__(self) -> str:
         return f"ReadOnlyTable({self._table.name!r}, version={self._table.version})"
+
+    # -- one-round-trip queries ------------------------------------------------------------
+    # The sync builders (``search(...).where(...).to_arrow()``) cross to LanceDB's event-loop
+    # thread about six times per query (the schema three times, the index list, the query, each
+    # batch); on a loaded 2-core machine each crossing costs a scheduler wake-up. These build the
+    # same query on LanceDB's async API (mapped as ``AsyncTable._sync_query_to_async`` maps the
+    # sync builder's query) and run it there in one crossing.
+
+    def fts_arrow(
+        self,
+        text: str,
+        *,
+        column: str,
+        columns: Sequence[str],
+        limit: int,
+        where: str | None = None,
+        postfilter: bool = False,
+    ) -> Any:
+        """BM25 matches of ``text`` in ``column`` (a ``pyarrow.Table`` with ``_score``)."""
+        query = self._async_query(columns, limit, where)
+        if postfilter:
+            query = query.postfilter()
+        return _run(query.nearest_to_text(text, [column]).to_arrow())
+
+    def vector_arrow(
+        self,
+        vector: Any,
+        *,
+        column: str,
+        distance_type: str,
+        columns: Sequence[str],
+        limit: int,
+        where: str | None = None,
+        postfilter: bool = False,
+        nprobes: int | None = None,
+        refine_factor: int | None = None,
+        exact: bool = False,
+    ) -> Any:
+        """Nearest rows to ``vector`` in ``column`` (``exact``: a flat scan, bypassing the ANN index)."""
+        query = self._async_query(columns, limit, where).nearest_to(vector).distance_type(distance_type)
+        if nprobes is not None:
+            query = query.nprobes(nprobes).maximum_nprobes(nprobes)
+        if refine_factor is not None:
+            query = query.refine_factor(refine_factor)
+        query = query.column(column)
+        if exact:
+            query = query.bypass_vector_index()
+        if postfilter:
+            query = query.postfilter()
+        return _run(query.to_arrow())
+
+    def scan_arrow(self, *, where: str, columns: Sequence[str], limit: int) -> Any:
+        """Rows matching ``where`` (a filtered scan)."""
+        return _run(self._async_query(columns, limit, where).to_arrow())
+
+    def _async_query(self, columns: Sequence[str], limit: int, where: str | None) -> Any:
+        query = self._table._table.query().limit(limit).select(list(columns))
+        return query.where(where) if where else query
+
+
+def _run(coroutine: Any) -> Any:
+    """Run ``coroutine`` on LanceDB's background event loop (the one its sync API uses)."""
+    from lancedb.background_loop import LOOP
+
+    run: Callable[[Any], Any] = LOOP.run
+    return run(coroutine)
 
 
 class ReadOnlyDB:
