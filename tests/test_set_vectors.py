@@ -112,6 +112,6 @@ def test_a_fill_costs_memory_for_its_rows_not_for_the_table(tmp_path: Path) -> N
     )
     result = json.loads(child.stdout.strip().splitlines()[-1])
     assert result["filled"] == 512
-    # Measured: ~+20 MB filling 512 rows; a partial-schema merge collected the whole table
-    # (~+300 MB for these 12k rows).
-    assert result["added_mb"] < 80, result
+    # Measured: +56 MB filling 512 rows; a partial-schema merge, collecting the whole table,
+    # +364 MB.
+    assert result["added_mb"] < 150, result
