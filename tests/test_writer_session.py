@@ -28,7 +28,11 @@ def write_versions(lance_dir: Path) -> ChunkStore:
         store.replace_files([r.file_path for r in records], records, rng.random((250, DIM), dtype=np.float32))
         store.refresh_indices(full=False, vectors_complete=False)
     fresh = [replace(record(i), content_hash=f"x{i}") for i in range(0, 3000, 7)]
-    store.set_vectors([r.chunk_id for r in fresh], rng.random((len(fresh), DIM), dtype=np.float32))
+    store.set_vectors(
+        [r.file_path for r in fresh],
+        [r.chunk_id for r in fresh],
+        rng.random((len(fresh), DIM), dtype=np.float32),
+    )
     store.refresh_indices(full=False)
     assert store.count() == 3000
     return store

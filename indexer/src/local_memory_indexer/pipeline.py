@@ -581,7 +581,7 @@ class _Run:
                 summary.chunks_embedded += outcome.embedded
                 summary.chunks_reused += outcome.reused
             with timer.phase("write"):
-                store.set_vectors([cid for cid, _, _ in inputs], outcome.vectors)
+                store.set_vectors(group, [cid for cid, _, _ in inputs], outcome.vectors)
                 done += len(inputs)
                 since_fold += len(inputs)
                 if since_fold >= FOLD_EVERY_ROWS and done < total:

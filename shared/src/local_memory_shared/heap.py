@@ -86,6 +86,26 @@ def limit_malloc_arenas_from_settings() -> bool:
     return limit_malloc_arenas(settings.malloc_arenas)
 
 
+#: Linux ``prctl`` option: the signal a process gets when its parent exits.
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel SIGKILL this (child) process when its parent exits (Linux; no-op elsewhere).
+
+    ``parent`` is the pid the child expects: if it already exited (the child was re-parented
+    before the request took effect), the child exits now.
+    """
+    import os
+    import signal
+
+    libc = _glibc()
+    if libc and hasattr(libc, "prctl"):
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def trim_heap() -> bool:
     """Hand free heap pages back to the OS now (``malloc_trim(0)``); True if any were released."""
     libc = _glibc()

@@ -1,0 +1,102 @@
+"""The IVF_PQ index is trained in a child process: the same index, and the child dies with the indexer.
+
+Training adds ~300 MB for minutes at 80k rows; in a child process that memory goes with it. The
+index must be the one an in-process build makes, and a killed indexer must not leave the child
+running (it would commit to a table whose writer lock is gone).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from indexing_support import function_record
+from local_memory_indexer import store as store_mod
+from local_memory_indexer.store import ChunkStore
+
+DIM = 16
+
+
+def build(lance_dir: Path, rows: int) -> ChunkStore:
+    rng = np.random.default_rng(3)
+    store = ChunkStore(lance_dir, DIM)
+    records = [function_record(n) for n in range(rows)]
+    store.replace_files([r.file_path for r in records], records, rng.random((rows, DIM), dtype=np.float32))
+    store.refresh_indices(full=False)
+    return store
+
+
+def index_shape(store: ChunkStore) -> tuple[str, list[int], int]:
+    stats = store.table.to_lance().stats.index_stats("vector_idx")
+    parts = [int(segment["num_partitions"]) for segment in stats["indices"]]
+    sub_vectors = int(stats["indices"][0]["sub_index"]["num_sub_vectors"])
+    return str(stats["index_type"]), parts, sub_vectors
+
+
+def test_the_vector_index_is_trained_in_a_child_and_matches_an_in_process_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
+    monkeypatch.setattr(store_mod, "ANN_MIN_ROWS", 2000)
+    caplog.set_level(logging.INFO, logger="local_memory_indexer.store")
+    child = build(tmp_path / "child", 6000)
+    assert any("vector index built in a child process" in r.getMessage() for r in caplog.records)
+    assert child.has_vector_index()  # this process reads the version the child committed
+    monkeypatch.setattr(store_mod, "VECTOR_INDEX_IN_CHILD", False)
+    here = build(tmp_path / "here", 6000)
+    assert index_shape(child) == index_shape(here)
+    kind, parts, sub_vectors = index_shape(child)
+    assert kind == "IVF_PQ" and parts == [max(16, min(int(6000**0.5), 6000 // 256))]
+    assert sub_vectors == store_mod._sub_vectors(DIM)
+    probe = np.random.default_rng(3).random((1, DIM), dtype=np.float32)[0]  # row 0's own vector
+    assert child.table.search(probe).limit(1).to_list()[0]["chunk_id"] == function_record(0).chunk_id
+
+
+_PARENT = r"""
+import subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1], str(__import__("os").getpid())])
+print(child.pid, flush=True)
+child.wait()
+"""
+
+_CHILD = r"""
+import sys, time
+from local_memory_shared.heap import die_with_parent
+die_with_parent(int(sys.argv[1]))
+print("armed", flush=True)
+time.sleep(120)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_child_that_asked_to_die_with_its_parent_does(tmp_path: Path) -> None:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _PARENT, _CHILD], stdout=subprocess.PIPE, text=True, env=dict(os.environ)
+    )
+    assert parent.stdout is not None
+    child_pid = int(parent.stdout.readline())
+    assert parent.stdout.readline().strip() == "armed"
+    assert _alive(child_pid)
+    os.kill(parent.pid, signal.SIGKILL)  # as a killed indexer
+    parent.wait()
+    deadline = time.monotonic() + 60  # the kernel signals at once; the wait only absorbs a loaded machine
+    while _alive(child_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survived = _alive(child_pid)
+    if survived:
+        os.kill(child_pid, signal.SIGKILL)
+    assert not survived
