@@ -56,7 +56,10 @@ def test_the_vector_index_is_trained_in_a_child_and_matches_an_in_process_build(
     assert kind == "IVF_PQ" and parts == [max(16, min(int(6000**0.5), 6000 // 256))]
     assert sub_vectors == store_mod._sub_vectors(DIM)
     probe = np.random.default_rng(3).random((1, DIM), dtype=np.float32)[0]  # row 0's own vector
-    assert child.table.search(probe).limit(1).to_list()[0]["chunk_id"] == function_record(0).chunk_id
+    # Uniform random vectors crowd one orthant, where PQ codes alone may rank a neighbour first
+    # (seen once in CI): probe every partition and re-rank PQ's best 100 by exact distance.
+    found = child.table.search(probe).nprobes(parts[0]).refine_factor(100).limit(1).to_list()
+    assert found[0]["chunk_id"] == function_record(0).chunk_id
 
 
 _PARENT = r"""
