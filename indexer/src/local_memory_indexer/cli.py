@@ -14,6 +14,7 @@ from local_memory_shared.contract import INDEXER_HTTP_PORT
 from local_memory_shared.envelope import error, ok  # ok(): the envelope ToolResult gives, without pydantic
 from local_memory_shared.errors import InvalidArgument, LocalMemoryError, StoreError
 from local_memory_shared.heap import limit_malloc_arenas_from_settings
+from local_memory_shared.priority import lower_cpu_priority
 from local_memory_shared.transport_args import add_transport_args
 
 from .memory.cli import add_doctor_parser, add_memory_parser
@@ -101,6 +102,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     if (args.address or args.ray_actors is not None) and not args.ray:
         raise InvalidArgument("--address and --ray-actors need --ray", field="address")
     settings = load_settings()
+    # Searches first: a (re-)index is throughput work beside a person waiting (shared.priority).
+    lower_cpu_priority(settings.index_nice)
     embedder = None
     parser = None
     if args.ray:

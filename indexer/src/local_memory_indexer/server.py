@@ -27,6 +27,7 @@ from local_memory_shared.errors import IndexLocked, InvalidArgument, NotFound
 from local_memory_shared.heap import limit_malloc_arenas_from_settings
 from local_memory_shared.mcp_adapter import build_mcp_server, run_server, transport_args
 from local_memory_shared.paths import normalize_project_path
+from local_memory_shared.priority import lower_indexer_priority
 from local_memory_shared.tooling import StrictModel, ToolRegistry, ToolResult, ToolSpec
 from mcp.server.lowlevel import Server
 from pydantic import Field
@@ -250,6 +251,7 @@ def main(http: bool = False, port: int = INDEXER_HTTP_PORT, token: str | None = 
             level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
         )
     limit_malloc_arenas_from_settings()  # also when started as ``python -m …server`` (see cli.main)
+    lower_indexer_priority()  # before any thread starts: searches come first (shared.priority)
     jobs = JobManager()
     start_memory_background()
     try:

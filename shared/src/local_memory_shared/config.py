@@ -20,6 +20,8 @@ DEFAULT_SCRATCH_TTL_DAYS = 7
 DEFAULT_REVIEW_TTL_DAYS = 30
 DEFAULT_HIT_FLUSH_SECONDS = 30.0
 DEFAULT_HTTP_SESSION_IDLE_SECONDS = 300.0
+#: CPU niceness of an indexing process (see ``priority``).
+DEFAULT_INDEX_NICE = 10
 #: URI schemes LanceDB opens on an object store (``s3+ddb`` = S3 with a DynamoDB commit table).
 REMOTE_SCHEMES = ("s3", "s3+ddb", "gs", "az")
 
@@ -58,6 +60,11 @@ ENV_VARS: dict[str, tuple[str, str]] = {
         "2",
         "glibc malloc arenas of a search or indexer process (0 = glibc's default, 8 per core); fewer hold "
         "less memory.",
+    ),
+    "LOCAL_MEMORY_INDEX_NICE": (
+        str(DEFAULT_INDEX_NICE),
+        "CPU niceness (0-19) an indexing process (index command, indexer server) takes at start, so searches "
+        "come first while a project is (re-)indexed; 0 leaves the priority it was started with.",
     ),
     "LOCAL_MEMORY_HTTP_TOKEN": ("—", "Bearer token the MCP servers require on --http (or pass --token)."),
     "LOCAL_MEMORY_HTTP_SESSION_IDLE_SECONDS": (
@@ -192,6 +199,8 @@ class Settings:
     prewarm_encoder: bool = True
     compact_query_model: bool = True
     malloc_arenas: int = 2
+    #: CPU niceness an indexing process takes at start (``LOCAL_MEMORY_INDEX_NICE``; 0 = unchanged).
+    index_nice: int = DEFAULT_INDEX_NICE
 
 
 def load_settings() -> Settings:
@@ -216,7 +225,19 @@ def load_settings() -> Settings:
         compact_query_model=(_env("LOCAL_MEMORY_COMPACT_QUERY_MODEL") or "1").strip().lower()
         not in ("0", "false", "no", "off"),
         malloc_arenas=_non_negative_int("LOCAL_MEMORY_MALLOC_ARENAS", 2),
+        index_nice=_index_nice(),
     )
+
+
+def _index_nice() -> int:
+    """``LOCAL_MEMORY_INDEX_NICE``: a niceness 0-19, or InvalidArgument naming the variable."""
+    value = _non_negative_int("LOCAL_MEMORY_INDEX_NICE", DEFAULT_INDEX_NICE)
+    if value > 19:
+        raise InvalidArgument(
+            f"LOCAL_MEMORY_INDEX_NICE must be a niceness from 0 to 19, got {value}",
+            field="LOCAL_MEMORY_INDEX_NICE",
+        )
+    return value
 
 
 @dataclass(frozen=True)
