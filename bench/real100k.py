@@ -585,62 +585,95 @@ def _busy(
 
 
 def measure_isolation(
-    proc: Any, queries: Any, *, rounds: int, n_idle: int, edit_files: int
+    proc: Any,
+    queries: Any,
+    *,
+    rounds: int,
+    n_idle: int,
+    edit_files: int,
+    writer_nice: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Idle and busy (same project re-indexed after edits) phases, interleaved ``rounds`` times."""
+    """Idle and busy (same project re-indexed after edits) phases, interleaved ``rounds`` times.
+
+    ``writer_nice`` (e.g. ``("0", "10")``): each round has one busy phase per value, the writer
+    started with ``LOCAL_MEMORY_INDEX_NICE`` set to it (order rotated every round), and each value
+    gets its own busy percentiles and ratio to the pooled idle phases. Empty: one busy phase per
+    round with the environment as it is.
+    """
     from bench.metrics import percentiles
 
+    variants: list[str | None] = list(writer_nice) or [None]
     originals = _original_texts(edit_files)
     idle_all: list[float] = []
-    busy_all: list[float] = []
+    busy_by: dict[str | None, list[float]] = {v: [] for v in variants}
     per_round: list[dict[str, Any]] = []
     failures = 0
+    edits = 0
     try:
         for r in range(rounds):
             idle, f_idle = _busy(proc, queries, None, n_idle)
-            edit_round(originals, r)
-            cmd = [sys.executable, "-m", "local_memory_indexer.cli", "index", str(PROJECT), "--json"]
-            t0 = time.perf_counter()
-            with open(CACHE / f"isolation-round{r}.log", "w") as err:
-                writer = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=err, text=True)
-                busy, f_busy = _busy(proc, queries, writer, n_idle)
-                out_text, _ = writer.communicate(timeout=1800)
-            seconds = time.perf_counter() - t0
-            summary = _summary(out_text) if "{" in out_text else {}
             idle_all += idle
-            busy_all += busy
-            failures += f_idle + f_busy
-            per_round.append(
-                {
-                    "idle": percentiles(idle),
-                    "busy": percentiles(busy),
-                    "reindex_s": round(seconds, 1),
-                    "exit": writer.returncode,
-                    "files_parsed": summary.get("files_parsed"),
-                    "chunks_embedded": summary.get("chunks_embedded"),
-                    "seconds": summary.get("seconds"),
-                }
-            )
+            failures += f_idle
+            shift = r % len(variants)
+            for variant in variants[shift:] + variants[:shift]:
+                edit_round(originals, edits)
+                edits += 1
+                env = _env()
+                if variant is not None:
+                    env["LOCAL_MEMORY_INDEX_NICE"] = variant
+                cmd = [sys.executable, "-m", "local_memory_indexer.cli", "index", str(PROJECT), "--json"]
+                t0 = time.perf_counter()
+                with open(CACHE / f"isolation-round{r}-{variant}.log", "w") as err:
+                    writer = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+                    busy, f_busy = _busy(proc, queries, writer, n_idle)
+                    out_text, _ = writer.communicate(timeout=1800)
+                seconds = time.perf_counter() - t0
+                summary = _summary(out_text) if "{" in out_text else {}
+                busy_by[variant] += busy
+                failures += f_busy
+                per_round.append(
+                    {
+                        "round": r,
+                        "index_nice": variant,
+                        "idle": percentiles(idle),
+                        "busy": percentiles(busy),
+                        "reindex_s": round(seconds, 1),
+                        "exit": writer.returncode,
+                        "files_parsed": summary.get("files_parsed"),
+                        "chunks_embedded": summary.get("chunks_embedded"),
+                        "seconds": summary.get("seconds"),
+                    }
+                )
     finally:
         for path, data in originals.items():
             _replace(path, data)
     restore = run_indexer([], nice=0)["summary"]
     idle_p = percentiles(idle_all)
-    busy_p = percentiles(busy_all)
-    return {
+
+    def ratios(busy: list[float]) -> dict[str, Any]:
+        busy_p = percentiles(busy)
+        return {
+            "busy": busy_p,
+            "p95_ratio": round(busy_p["p95"] / idle_p["p95"], 2)
+            if idle_p.get("p95") and busy_p.get("p95")
+            else None,
+            "p50_ratio": round(busy_p["p50"] / idle_p["p50"], 2)
+            if idle_p.get("p50") and busy_p.get("p50")
+            else None,
+        }
+
+    out: dict[str, Any] = {
         "rounds": per_round,
         "edited_files": len(originals),
         "idle": idle_p,
-        "busy": busy_p,
         "failed_or_empty_answers": failures,
-        "p95_ratio": round(busy_p["p95"] / idle_p["p95"], 2)
-        if idle_p.get("p95") and busy_p.get("p95")
-        else None,
-        "p50_ratio": round(busy_p["p50"] / idle_p["p50"], 2)
-        if idle_p.get("p50") and busy_p.get("p50")
-        else None,
         "restore_files_parsed": restore.get("files_parsed"),
     }
+    if writer_nice:
+        out["by_index_nice"] = {str(v): ratios(busy_by[v]) for v in variants}
+    else:
+        out.update(ratios(busy_by[None]))
+    return out
 
 
 def ivf_check() -> dict[str, Any]:
@@ -683,7 +716,7 @@ def cmd_measure(ns: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"counts": composition_counts()}
     if STAND_IN_FILE.is_file():
         result["stand_in_vectors"] = json.loads(STAND_IN_FILE.read_text())["vectors"]
-    n_iso = ns.rounds * (ns.idle + 600)
+    n_iso = ns.rounds * (ns.idle + 600 * max(1, len([v for v in ns.writer_nice.split(",") if v])))
     pool = query_pool(15 + 3 * ns.queries + MIXED_QUERIES + n_iso)
     warmup, pool = pool[:15], pool[15:]
     lat_q, pool = pool[: 3 * ns.queries], pool[3 * ns.queries :]
@@ -723,7 +756,12 @@ def cmd_measure(ns: argparse.Namespace) -> dict[str, Any]:
             for _ in range(5):
                 proc.call("search_hybrid", _args(next(it)))
             result["isolation"] = measure_isolation(
-                proc, it, rounds=ns.rounds, n_idle=ns.idle, edit_files=ns.edit_files
+                proc,
+                it,
+                rounds=ns.rounds,
+                n_idle=ns.idle,
+                edit_files=ns.edit_files,
+                writer_nice=[v for v in ns.writer_nice.split(",") if v] if ns.writer_nice else (),
             )
     return result
 
@@ -769,6 +807,12 @@ def main(argv: list[str] | None = None) -> int:
     measure.add_argument("--idle", type=int, default=60, help="idle searches per round")
     measure.add_argument("--edit-files", type=int, default=200, help="files edited before each busy phase")
     measure.add_argument("--only", default="ivf,latency,rss,reindex,isolation")
+    measure.add_argument(
+        "--writer-nice",
+        default="",
+        metavar="N,M",
+        help="isolation: one busy phase per value per round, the re-index run with LOCAL_MEMORY_INDEX_NICE=value",
+    )
     ns = parser.parse_args(argv)
     if ns.step == "build":
         result = cmd_build(ns)
