@@ -31,7 +31,8 @@ so ``explain_match`` shows it:
 
 More levers live in the legs and the fusion: the ``definition`` contribution (the symbol
 table's defining chunk for an identifier query, see :func:`legs.definition_leg`), the legs'
-``confidence_exponent``, ``symbol_alpha_shift`` (a symbol-like query leans on the keyword leg;
+``confidence_exponent`` (``question_confidence_exponent``, 1.25, for a question: a leg's weaker
+hits keep more weight, so what both legs found wins), ``symbol_alpha_shift`` (a symbol-like query leans on the keyword leg;
 measured, 0) and ``prose_alpha_shift`` (a prose query leans on the semantic leg, or on BM25 when
 negative; measured both ways, 0). The figures that chose each value
 are in the README's fusion section (``python -m bench.semble --ablation``).
