@@ -55,7 +55,8 @@ def _ident(idents: set[str], row: dict[str, Any]) -> str | None:
 
 
 def _one(req, alpha, best_sem, best_kw, idents, newest, knobs, shape, cid, s, k, d, row) -> Scored:
-    p = knobs.confidence_exponent
+    question = req.mode == "hybrid" and shape.question and knobs.question_confidence_exponent
+    p = knobs.question_confidence_exponent if question else knobs.confidence_exponent
     s_conf = confidence(s.score, best_sem, p) if s else 0.0
     k_conf = confidence(k.score, best_kw, p) if k else 0.0
     if req.mode == "hybrid":

@@ -13,6 +13,7 @@ from local_memory_search.ranking import (
     QueryShape,
     doc_factor,
     file_diversity,
+    leg_confidence_exponent,
     name_boost,
     name_factor,
     path_factor,
@@ -276,6 +277,25 @@ def test_a_question_weighs_file_names_by_question_name_boost() -> None:
         knobs=replace(knobs, file_name_boost=0.2, question_name_boost=0),
     )
     assert [s.chunk_id for s in lifted] == ["b1", "a1"] and [s.chunk_id for s in plain] == ["a1", "b1"]
+
+
+def test_a_question_weighs_the_legs_confidence_by_question_confidence_exponent() -> None:
+    knobs = replace(OFF, confidence_exponent=2.0, question_confidence_exponent=1.0)
+    question = QueryShape.of("how are sessions stored")
+    assert leg_confidence_exponent(question, knobs) == 1.0
+    assert leg_confidence_exponent(QueryShape.of("sessions stored"), knobs) == 2.0
+    assert leg_confidence_exponent(QueryShape.of("how to store sessions"), knobs) == 2.0  # a recipe
+    assert leg_confidence_exponent(None, knobs) == 2.0  # not a hybrid ranking
+    assert leg_confidence_exponent(question, replace(knobs, question_confidence_exponent=0)) == 2.0
+    # a weaker leg's hit keeps more of its weight: (0.7 / 1.0) ** 1 instead of ** 2, so the chunk
+    # both legs found (b1: second in each) passes the one only the semantic leg ranked first (a1)
+    sem = leg("semantic", [("a1", 1.0, "src/a.py"), ("b1", 0.7, "src/b.py")])
+    kw = leg("keyword", [("c1", 10.0, "src/c.py"), ("b1", 7.0, "src/b.py")])
+    asked, _ = fuse(req("how are sessions stored"), 0.65, sem, kw, NEWEST, knobs=knobs)
+    stated, _ = fuse(req("sessions stored"), 0.65, sem, kw, NEWEST, knobs=knobs)
+    assert [s.semantic_confidence for s in asked if s.chunk_id == "b1"] == [pytest.approx(0.7)]
+    assert [s.semantic_confidence for s in stated if s.chunk_id == "b1"] == [pytest.approx(0.49)]
+    assert asked[0].chunk_id == "b1" and stated[0].chunk_id == "a1"
 
 
 def test_name_stem_lets_words_that_share_their_first_letters_meet_a_file_name() -> None:

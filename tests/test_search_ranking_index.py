@@ -193,6 +193,27 @@ def test_a_question_weighs_file_names_by_question_name_boost_and_explain_shows_t
     assert shape["question"] is False and shape["file_name_boost"] == 3.0
 
 
+def test_a_question_weighs_the_legs_confidence_by_question_confidence_exponent(monkeypatch):
+    query = "how is the ledger balance of an account computed"
+    assert ranking.QueryShape.of(query).question
+
+    def confidences(knobs: ranking.RankingKnobs) -> dict[str, tuple[float, float]]:
+        monkeypatch.setattr(ranking, "KNOBS", knobs)
+        out = {}
+        for hit in call("search_hybrid", query=query, gap_threshold=0.0, limit=20)["results"]:
+            ex = call("explain_match", query=query, result_id=hit["chunk_id"], gap_threshold=0.0)["data"]
+            out[hit["chunk_id"]] = (ex["semantic"]["confidence"], ex["query_shape"]["confidence_exponent"])
+        return out
+
+    plain = confidences(replace(ranking.KNOBS, confidence_exponent=2.0, question_confidence_exponent=0.0))
+    asked = confidences(replace(ranking.KNOBS, confidence_exponent=2.0, question_confidence_exponent=1.0))
+    weaker = [c for c in plain if c in asked and plain[c][0] is not None and 0.0 < plain[c][0] < 1.0]
+    assert weaker
+    for c in weaker:
+        assert plain[c][1] == 2.0 and asked[c][1] == 1.0  # explain shows the exponent in force
+        assert plain[c][0] == pytest.approx(asked[c][0] ** 2)
+
+
 def test_name_stem_lets_a_word_form_meet_the_file_name(monkeypatch):
     query = "invoicing totals with tax"  # "invoicing" is no prefix of "invoice", nor the reverse
     monkeypatch.setattr(ranking, "KNOBS", replace(ranking.KNOBS, file_name_boost=3.0, name_stem=0.0))

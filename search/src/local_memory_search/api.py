@@ -562,14 +562,17 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
         },
         "ranking_factors": {**dict.fromkeys(FILE_FACTORS, 1.0), **dict(scored.factors)},
     }
-    if ranking.mode == "hybrid":
-        shape = _knobs.QueryShape.of(req.query)
+    shape = _knobs.QueryShape.of(req.query) if ranking.mode == "hybrid" else None
+    exponent = _knobs.leg_confidence_exponent(shape, _knobs.KNOBS)
+    if shape is not None:
         # what the query-shape rules read: a question weighs file names by question_name_boost
+        # and the legs' confidence by question_confidence_exponent
         out["query_shape"] = {
             "prose": shape.prose,
             "question": shape.question,
             "file_name_boost": _knobs.name_boost(shape, _knobs.KNOBS),
             "name_stem": int(_knobs.KNOBS.name_stem),
+            "confidence_exponent": exponent,
         }
     if verbosity == "full":
         out["recency_boost"].update(
@@ -591,7 +594,7 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
             "final = (alpha*confidence_semantic/(rrf_k + rank_semantic) + "
             "(1 - alpha)*confidence_keyword/(rrf_k + rank_keyword) + definition_weight/(rrf_k + rank_definition)) "
             "x identifier_multiplier x recency_multiplier x each ranking factor; "
-            f"confidence = (score / best score of the leg) ** {_knobs.KNOBS.confidence_exponent:g}"
+            f"confidence = (score / best score of the leg) ** {exponent:g}"
         )
         out["legs"] = ranking.legs
         if position is not None:

@@ -217,7 +217,7 @@ def _score(
     per ``updated_at``. The arithmetic is the formula's, in its order, so the scores are exact.
     """
     hybrid = req.mode == "hybrid"
-    p = knobs.confidence_exponent
+    p = ranking.leg_confidence_exponent(shape, knobs)
     sem_w = _leg_weights(sem, p, alpha, req.rrf_k, hybrid)
     kw_w = _leg_weights(kw, p, 1.0 - alpha, req.rrf_k, hybrid)
     dfn_w = {cid: (h, knobs.definition_weight / (req.rrf_k + h.rank), h.rank) for cid, h in dfn.items()}

@@ -31,7 +31,8 @@ so ``explain_match`` shows it:
 
 More levers live in the legs and the fusion: the ``definition`` contribution (the symbol
 table's defining chunk for an identifier query, see :func:`legs.definition_leg`), the legs'
-``confidence_exponent``, ``symbol_alpha_shift`` (a symbol-like query leans on the keyword leg;
+``confidence_exponent`` (``question_confidence_exponent``, 1.25, for a question: a leg's weaker
+hits keep more weight, so what both legs found wins), ``symbol_alpha_shift`` (a symbol-like query leans on the keyword leg;
 measured, 0) and ``prose_alpha_shift`` (a prose query leans on the semantic leg, or on BM25 when
 negative; measured both ways, 0). The figures that chose each value
 are in the README's fusion section (``python -m bench.semble --ablation``).
@@ -68,6 +69,7 @@ class RankingKnobs:
     prose_diversity: float = 0.0
     question_name_boost: float = 6.0
     name_stem: float = 0.0
+    question_confidence_exponent: float = 1.25
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
@@ -90,6 +92,7 @@ OFF = RankingKnobs(
     prose_diversity=0.0,
     question_name_boost=0.0,
     name_stem=0.0,
+    question_confidence_exponent=0.0,
 )
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
@@ -163,6 +166,14 @@ def name_boost(shape: QueryShape, knobs: RankingKnobs) -> float:
     return (
         knobs.question_name_boost if shape.question and knobs.question_name_boost else knobs.file_name_boost
     )
+
+
+def leg_confidence_exponent(shape: QueryShape | None, knobs: RankingKnobs) -> float:
+    """The exponent of the legs' confidence for ``shape``'s query: ``question_confidence_exponent``
+    for a question (0 = unset), else ``confidence_exponent`` (no shape: not a hybrid ranking)."""
+    if shape is not None and shape.question and knobs.question_confidence_exponent:
+        return knobs.question_confidence_exponent
+    return knobs.confidence_exponent
 
 
 def file_diversity(shape: QueryShape, knobs: RankingKnobs) -> float:
