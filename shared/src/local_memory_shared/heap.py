@@ -173,7 +173,11 @@ def library_mappings(smaps: str = "/proc/self/smaps") -> list[tuple[int, int, st
                     current = None
                     path = head[5].strip() if len(head) > 5 else ""
                     name = path.rsplit("/", 1)[-1]
-                    if path.startswith("/") and "w" not in head[1] and (name.endswith(".so") or ".so." in name):
+                    if (
+                        path.startswith("/")
+                        and "w" not in head[1]
+                        and (name.endswith(".so") or ".so." in name)
+                    ):
                         start, end = (int(x, 16) for x in head[0].split("-"))
                         current = (start, end, path)
                 elif current is not None and line.startswith("Anonymous:"):
