@@ -130,7 +130,10 @@ def lance_cache_mb() -> dict[str, float]:
 
 
 def memory_probe() -> dict[str, Any]:
-    """One sample of every account above, plus Arrow's pool and RSS."""
+    """One sample of every account above, plus Arrow's pool, RSS and the page faults so far (major:
+    read from disk, e.g. library pages handed back and touched again; minor: mapped from memory)."""
+    import resource
+
     import pyarrow as pa
 
     from bench.search_worker import _rss_split
@@ -145,7 +148,9 @@ def memory_probe() -> dict[str, Any]:
             memos[name] = [info.currsize, info.maxsize]
     except (ImportError, AttributeError):
         pass
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     return {
+        "faults": {"major": usage.ru_majflt, "minor": usage.ru_minflt},
         "ranking_memos_entries_max": memos,
         "rss": _rss_mb(),
         "query_models": _rss_split().get("query_models"),

@@ -192,7 +192,7 @@ class Settings:
     prewarm_encoder: bool = True
     compact_query_model: bool = True
     malloc_arenas: int = 2
-    release_library_pages: bool = True
+    release_library_pages: bool = False
 
 
 def load_settings() -> Settings:
@@ -217,7 +217,7 @@ def load_settings() -> Settings:
         compact_query_model=(_env("LOCAL_MEMORY_COMPACT_QUERY_MODEL") or "1").strip().lower()
         not in ("0", "false", "no", "off"),
         malloc_arenas=_non_negative_int("LOCAL_MEMORY_MALLOC_ARENAS", 2),
-        release_library_pages=(_env("LOCAL_MEMORY_RELEASE_LIBRARY_PAGES") or "1").strip().lower()
+        release_library_pages=(_env("LOCAL_MEMORY_RELEASE_LIBRARY_PAGES") or "0").strip().lower()
         not in ("0", "false", "no", "off"),
     )
 

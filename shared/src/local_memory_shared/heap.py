@@ -14,13 +14,15 @@ it, so ``MALLOC_ARENA_MAX`` is not ours to set), applied from inside with ``mall
 - :class:`IdleTrim`: ``malloc_trim(0)`` once the process has been idle for
   :data:`IDLE_TRIM_SECONDS`, handing the free pages of every arena back to the OS while
   nobody waits for an answer.
-- :class:`LibraryPageout` / :func:`release_library_pages`: once, after a server's first call, ask
+- :class:`LibraryPageout` / :func:`release_library_pages` (opt-in, ``LOCAL_MEMORY_RELEASE_LIBRARY_PAGES=1``):
+  once, after a server's first call, ask
   the kernel to reclaim the clean pages of the shared libraries' files (``madvise(MADV_PAGEOUT)``).
   Loading and initialising LanceDB, pyarrow and ONNX Runtime touches far more of their code than
   answering queries does (the dynamic linker's relocation tables, every static initialiser, ONNX
   Runtime's kernel registry, pyarrow's dataset/S3/Parquet modules that LanceDB imports), and the
   kernel maps 64 KB around every page a fault touches; a search process then kept ~140–190 MB of
-  library pages resident, of which ~60 MB come back after 1,000 queries (bench/search_memory.py).
+  library pages resident: 140 MB before, 74 MB after 1,000 queries with the release (flask,
+  bench/search_memory.py), at p50/p95 ×1.03–1.14 in that run (load 11–18), hence off by default.
   Only file-backed, read-only mappings with no private (copied-on-write) page are advised: nothing
   anonymous is swapped, and a page another process maps is left alone by the kernel.
 
