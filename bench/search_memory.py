@@ -96,6 +96,27 @@ def status_mb() -> dict[str, float]:
     return out
 
 
+def rollup_mb() -> dict[str, float]:
+    """PSS (shared pages divided among the processes mapping them; anonymous and file parts) and
+    USS (pages this process alone maps), from ``/proc/self/smaps_rollup``."""
+    fields: dict[str, int] = {}
+    try:
+        with open("/proc/self/smaps_rollup", encoding="utf-8") as rollup:
+            for line in rollup:
+                parts = line.split()
+                if len(parts) >= 2 and parts[0].endswith(":") and parts[1].isdigit():
+                    fields[parts[0][:-1]] = int(parts[1])
+    except OSError:
+        return {}
+    mb = lambda kb: round(kb / 1024, 1)  # noqa: E731
+    return {
+        "pss": mb(fields.get("Pss", 0)),
+        "pss_anon": mb(fields.get("Pss_Anon", 0)),
+        "pss_file": mb(fields.get("Pss_File", 0)),
+        "uss": mb(fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0)),
+    }
+
+
 def lance_cache_mb() -> dict[str, float]:
     """What the process-wide LanceDB session holds (index pages + manifests), if this tree has one."""
     try:
@@ -109,7 +130,10 @@ def lance_cache_mb() -> dict[str, float]:
 
 
 def memory_probe() -> dict[str, Any]:
-    """One sample of every account above, plus Arrow's pool and RSS."""
+    """One sample of every account above, plus Arrow's pool, RSS and the page faults so far (major:
+    read from disk, e.g. library pages handed back and touched again; minor: mapped from memory)."""
+    import resource
+
     import pyarrow as pa
 
     from bench.search_worker import _rss_split
@@ -124,11 +148,14 @@ def memory_probe() -> dict[str, Any]:
             memos[name] = [info.currsize, info.maxsize]
     except (ImportError, AttributeError):
         pass
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     return {
+        "faults": {"major": usage.ru_majflt, "minor": usage.ru_minflt},
         "ranking_memos_entries_max": memos,
         "rss": _rss_mb(),
         "query_models": _rss_split().get("query_models"),
         **status_mb(),
+        **rollup_mb(),
         "malloc": malloc_mb(),
         "lance_session": lance_cache_mb(),
         "arrow_pool": {
@@ -160,9 +187,10 @@ def _percentiles(values: list[float]) -> dict[str, float]:
     return {"n": len(ordered), "p50": round(at(0.5) * 1000, 1), "p95": round(at(0.95) * 1000, 1)}
 
 
-def smaps_rss_mb(top: int = 8) -> dict[str, float]:
-    """Resident MB per mapping (``/proc/self/smaps``): anonymous memory, heap, each shared library."""
-    totals: dict[str, int] = {}
+def smaps_split_mb(top: int = 8) -> dict[str, dict[str, float]]:
+    """Resident MB per mapping (``/proc/self/smaps``), and of it the anonymous part (for a library:
+    its pages copied on write, e.g. relocated data) and the file-backed part (clean file pages)."""
+    totals: dict[str, list[int]] = {}
     name = "[anon]"
     with open("/proc/self/smaps", encoding="utf-8") as smaps:
         for line in smaps:
@@ -171,10 +199,18 @@ def smaps_rss_mb(top: int = 8) -> dict[str, float]:
                 name = first[5].strip() if len(first) > 5 else "[anon]"
                 name = name.split("site-packages/")[-1].split("/")[0] if "site-packages/" in name else name
             elif line.startswith("Rss:"):
-                totals[name] = totals.get(name, 0) + int(line.split()[1])
-    ranked = sorted(totals.items(), key=lambda kv: -kv[1])
-    out = {k: round(v / 1024, 1) for k, v in ranked[:top]}
-    out["(rest)"] = round(sum(v for _, v in ranked[top:]) / 1024, 1)
+                totals.setdefault(name, [0, 0])[0] += int(line.split()[1])
+            elif line.startswith("Anonymous:"):
+                totals.setdefault(name, [0, 0])[1] += int(line.split()[1])
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])
+    mb = lambda kb: round(kb / 1024, 1)  # noqa: E731
+    out: dict[str, dict[str, float]] = {"rss": {}, "anon": {}, "file": {}}
+    for key, (rss, anon) in ranked[:top]:
+        out["rss"][key], out["anon"][key], out["file"][key] = mb(rss), mb(anon), mb(rss - anon)
+    rest = ranked[top:]
+    out["rss"]["(rest)"] = mb(sum(v[0] for _, v in rest))
+    out["anon"]["(rest)"] = mb(sum(v[1] for _, v in rest))
+    out["file"]["(rest)"] = mb(sum(v[0] - v[1] for _, v in rest))
     return out
 
 
@@ -194,7 +230,7 @@ def worker(project: str, count: int) -> dict[str, Any]:
 
     import pyarrow as pa
 
-    from bench.search_worker import start_like_the_server
+    from bench.search_worker import server_after_call, start_like_the_server
 
     t0 = time.perf_counter()
     patches = apply_patches(os.environ.get("BENCH_PATCH", ""))
@@ -202,15 +238,24 @@ def worker(project: str, count: int) -> dict[str, Any]:
     from local_memory_search.runtime import RUNTIME
     from local_memory_search.tools import call_tool
 
+    after_call = server_after_call()
     stages = {"start (imports)": _rss_mb()}
     probes: dict[str, Any] = {"start": memory_probe()}
     tracing = os.environ.get("BENCH_TRACEMALLOC", "1") == "1"
     if tracing:
         tracemalloc.start(1)
     call_tool("search_hybrid", {"query": "how are blueprints registered", "project_path": project})
+    after_call()
     stages["first hybrid query"] = _rss_mb()
     first = tracemalloc.take_snapshot() if tracing else None
     probes["first hybrid query"] = memory_probe()
+    try:
+        from local_memory_search.server import LIBRARY_PAGEOUT  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:  # an older tree
+        pass
+    else:
+        LIBRARY_PAGEOUT.wait()
+        probes["after library pageout"] = {"mappings_advised": LIBRARY_PAGEOUT.advised, **memory_probe()}
     timeline: list[tuple[int, float]] = []
     failures: dict[str, int] = {}
     seconds: dict[str, list[float]] = {}
@@ -221,9 +266,11 @@ def worker(project: str, count: int) -> dict[str, Any]:
         if not call_tool(tool, args).get("ok"):
             failures[tool] = failures.get(tool, 0) + 1
         seconds.setdefault(tool, []).append(time.perf_counter() - started)
+        after_call()
     stages[f"after {count} mixed queries"] = _rss_mb()
     probes[f"after {count} mixed queries"] = memory_probe()
-    by_mapping = smaps_rss_mb()
+    split = smaps_split_mb()
+    by_mapping = split["rss"]
     traced = traced_peak = 0
     diff: list[tuple[str, float]] = []
     if first is not None:
@@ -251,6 +298,8 @@ def worker(project: str, count: int) -> dict[str, Any]:
         "probes": probes,
         "latency_ms": {tool: _percentiles(values) for tool, values in sorted(seconds.items())},
         "rss_by_mapping_mb": by_mapping,
+        "anon_by_mapping_mb": split["anon"],
+        "file_by_mapping_mb": split["file"],
         "threads": len(os.listdir("/proc/self/task")),
         "failures": failures,
         "seconds": round(time.perf_counter() - t0, 1),
@@ -315,9 +364,14 @@ def before_path(before: str) -> str:
 
 def _summary(run: dict[str, Any]) -> dict[str, Any]:
     stages = list(run["stages_rss_mb"].values())
+    end = next((p for k, p in run["probes"].items() if k.startswith("after ") and "queries" in k), {})
     return {
         "rss_start": stages[0],
         "rss_end": stages[2],
+        "anon_end": end.get("RssAnon"),
+        "file_end": end.get("RssFile"),
+        "uss_end": end.get("uss"),
+        "pss_end": end.get("pss"),
         "rss_after_trim": stages[3],
         "p95_ms": {tool: v["p95"] for tool, v in run["latency_ms"].items()},
         "p50_ms": {tool: v["p50"] for tool, v in run["latency_ms"].items()},
@@ -380,6 +434,7 @@ def main(argv: list[str] | None = None) -> int:
             summary = _summary(run)
             print(
                 f"round {r} {name}: RSS {summary['rss_start']} -> {summary['rss_end']} MB "
+                f"(anon {summary['anon_end']}, file {summary['file_end']}, USS {summary['uss_end']}) "
                 f"(trimmed {summary['rss_after_trim']}), p95 {summary['p95_ms']}, load {run['load_avg_before']}",
                 file=sys.stderr,
                 flush=True,

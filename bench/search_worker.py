@@ -14,8 +14,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import psutil
 
@@ -44,6 +45,19 @@ def start_like_the_server() -> None:
     except ImportError:  # an older tree: the collector was never paused
         return
     settle_gc()
+
+
+def server_after_call() -> Callable[[], None]:
+    """The hook the MCP server runs after every tool call, in this tree or an older one (the idle
+    heap trim's countdown; here also the one release of library pages after the first call), so a
+    worker that calls ``call_tool`` directly is measured as the server serves."""
+    from local_memory_search import server
+
+    hook = getattr(server, "after_call", None)
+    if hook is None:
+        trim = getattr(server, "IDLE_TRIM", None)
+        hook = trim.touch if trim is not None else (lambda: None)
+    return cast("Callable[[], None]", hook)
 
 
 def _rss_split() -> dict[str, Any]:
@@ -76,6 +90,7 @@ def serve() -> None:
     start_like_the_server()
     from local_memory_search.tools import call_tool
 
+    after_call = server_after_call()
     out = sys.stdout
     out.write(
         json.dumps({"ready": True, "import_ms": round((time.perf_counter() - started) * 1000, 1)}) + "\n"
@@ -93,6 +108,7 @@ def serve() -> None:
             t0 = time.perf_counter()
             env = call_tool(req["tool"], req.get("args") or {})
             ms = (time.perf_counter() - t0) * 1000
+            after_call()
             meta = env.get("search") or {}
             reply = {
                 "ms": round(ms, 3),

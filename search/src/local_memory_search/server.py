@@ -17,7 +17,7 @@ from typing import Any
 
 from local_memory_shared.config import load_settings
 from local_memory_shared.contract import SEARCH_HTTP_PORT, SEARCH_SERVER
-from local_memory_shared.heap import IdleTrim, settle_gc
+from local_memory_shared.heap import IdleTrim, LibraryPageout, settle_gc
 from local_memory_shared.mcp_adapter import build_mcp_server, run_server, transport_args
 from mcp.server.lowlevel import Server
 
@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 
 #: Hands the heap's free pages back to the OS once the server has been idle a moment (heap.py).
 IDLE_TRIM = IdleTrim()
+#: Hands back the library pages only start-up touched, once the first call has ended (heap.py).
+LIBRARY_PAGEOUT = LibraryPageout()
 
 SERVER_NAME = SEARCH_SERVER
 INSTRUCTIONS = (
@@ -54,9 +56,16 @@ def build_server() -> Server[Any]:
         INSTRUCTIONS,
         REGISTRY,
         load_settings,
-        after_call=IDLE_TRIM.touch,
+        after_call=after_call,
         before_call=WARM_UP.wait,
     )
+
+
+def after_call() -> None:
+    """What the server runs after every tool call: the idle heap trim's countdown, and the one
+    release of library pages after the first call (``LOCAL_MEMORY_RELEASE_LIBRARY_PAGES``)."""
+    IDLE_TRIM.touch()
+    LIBRARY_PAGEOUT.touch()
 
 
 def main(http: bool = False, port: int = SEARCH_HTTP_PORT, token: str | None = None) -> None:

@@ -201,6 +201,7 @@ class Settings:
     malloc_arenas: int = 2
     #: CPU niceness an indexing process takes at start (``LOCAL_MEMORY_INDEX_NICE``; 0 = unchanged).
     index_nice: int = DEFAULT_INDEX_NICE
+    release_library_pages: bool = False
 
 
 def load_settings() -> Settings:
@@ -226,6 +227,8 @@ def load_settings() -> Settings:
         not in ("0", "false", "no", "off"),
         malloc_arenas=_non_negative_int("LOCAL_MEMORY_MALLOC_ARENAS", 2),
         index_nice=_index_nice(),
+        release_library_pages=(_env("LOCAL_MEMORY_RELEASE_LIBRARY_PAGES") or "0").strip().lower()
+        not in ("0", "false", "no", "off"),
     )
 
 
