@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         table[key] = row
     report = {
         "what": "cost proxy: the shipped int8 all-MiniLM-L6-v2 ONNX (the network of "
-        "ms-marco-MiniLM-L-6-v2) scoring search_hybrid's top N (query, chunk) pairs in one batch, "
+        "ms-marco-MiniLM-L-6-v2) scoring search_hybrid's top N (query, chunk) pairs in the embedder's 2,048-token runs, "
         "interleaved with search_hybrid on the same queries; no quality figure",
         "repos": sorted({i["repo"] for i in run["items"]}),
         "queries": len(run["items"]),
