@@ -25,6 +25,7 @@ import ast
 import os
 import random
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -61,6 +62,13 @@ def _peak_above(fn: Callable[[], Any]) -> tuple[Any, int, float]:
         stop.set()
         thread.join()
     return out, max(0, peak[0] - base), time.perf_counter() - started
+
+
+def _fragments(store: Any) -> int:
+    """Fragments of the table at its latest version (LanceDB's own statistics: no pylance)."""
+    stats = store.table.stats()
+    frag = stats["fragment_stats"] if isinstance(stats, dict) else stats.fragment_stats
+    return int(frag["num_fragments"] if isinstance(frag, dict) else frag.num_fragments)
 
 
 def _table(store: Any, rows: int) -> None:
@@ -136,12 +144,23 @@ def run(ns: argparse.Namespace) -> dict[str, Any]:
 
         _, fill_mb, fill_s = _peak_above(fill)
         out: dict[str, Any] = {
+            "fragments_after_fills": _fragments(store),
             "rows": ns.rows,
             "fill": "partial-schema merge_insert" if ns.partial else "set_vectors (full-schema merge_insert)",
             "fill_added_mb": fill_mb,
             "fill_seconds_per_512": round(fill_s / max(1, ns.steps), 2),
             "filled": store.table.count_rows(f"{VECTOR_COLUMN} IS NOT NULL"),
         }
+        if ns.fold:
+            # What the pipeline does every ``FOLD_EVERY_ROWS`` filled rows (``refresh_indices``
+            # with vectors incomplete: compaction and the FTS fold, by this checkout's store).
+            _, mb, seconds = _peak_above(lambda: store.refresh_indices(full=False, vectors_complete=False))
+            out["fold"] = {
+                "added_mb": mb,
+                "seconds": round(seconds, 1),
+                "fragments_after": _fragments(store),
+                "pylance_loaded": "lance" in sys.modules,
+            }
         if ns.compact_options is not None:
             options = ast.literal_eval(ns.compact_options) if ns.compact_options.startswith("{") else None
             if options is None:  # "dict(a=1)" form
@@ -176,6 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--compact-options", help='then compact_files with these, e.g. "dict(materialize_deletions=False)"'
+    )
+    parser.add_argument(
+        "--fold",
+        action="store_true",
+        help="then the pipeline's mid-fill fold (ChunkStore.refresh_indices, vectors incomplete)",
     )
     parser.add_argument("--out", type=Path)
     ns = parser.parse_args(argv)

@@ -120,6 +120,29 @@ def _rss_bytes() -> int:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _descendants_rss_bytes(pid: int) -> int:
+    """Summed RSS of ``pid``'s descendant processes (parse workers, the vector index child …)."""
+    total = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                kids = [int(x) for x in fh.read().split()]
+        except OSError:
+            continue
+        for kid in kids:
+            try:
+                with open(f"/proc/{kid}/statm") as fh:
+                    total += int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            except OSError:
+                continue
+            total += _descendants_rss_bytes(kid)
+    return total
+
+
 def _smaps_mb(top: int = 8) -> dict[str, int]:
     """Resident MB per mapping (file base name, ``[heap]``, ``[anon]``), the largest ``top``."""
     import re
@@ -250,12 +273,22 @@ def child(project: Path) -> int:
     timeline: list[tuple[float, int]] = []
     started = time.perf_counter()
 
+    # With this process's descendants (parse workers, the vector index child): what the machine
+    # holds for the run, sampled every 5th tick, per label too.
+    family_peaks: dict[str, int] = {}
+    tick = [0]
+
     def sample() -> None:
         while not stop.is_set():
             rss = _rss_bytes()
             key = labels.current()
             if rss > labels.peaks.get(key, 0):
                 labels.peaks[key] = rss
+            tick[0] += 1
+            if tick[0] % 5 == 0:
+                family = rss + _descendants_rss_bytes(os.getpid())
+                if family > family_peaks.get(key, 0):
+                    family_peaks[key] = family
             mb = rss // 2**20
             if not timeline or abs(mb - timeline[-1][1]) >= 25:
                 timeline.append((round(time.perf_counter() - started, 2), mb))
@@ -300,6 +333,10 @@ def child(project: Path) -> int:
                 "files": summary.files_seen,
                 "phase_seconds": summary.seconds,
                 "peak_mb_by_label": {k: v // 2**20 for k, v in peaks},
+                "family_peak_mb": max(family_peaks.values(), default=0) // 2**20,
+                "family_peak_mb_by_label": {
+                    k: v // 2**20 for k, v in sorted(family_peaks.items(), key=lambda kv: -kv[1])
+                },
                 "lance_seconds": {k: round(v, 2) for k, v in sorted(labels.seconds.items())},
                 "timeline_mb": timeline,
             }
@@ -331,27 +368,24 @@ def cmd_rss(ns: argparse.Namespace) -> dict[str, Any]:
     project = build_project(ns.parts.split(","))
     sides = _sides(ns.before)
     runs: list[dict[str, Any]] = []
+    cmd = [sys.executable, "-m", "bench.indexer_phases", "_child", str(project)]
     for r in range(ns.rounds):
+        # Interleaved (A then B), or with ``--parallel`` both sides at once (same machine state,
+        # half the wall time of a long run; each side's RSS is its own process's).
+        started: dict[str, tuple[subprocess.Popen[str], str]] = {}
         for side, paths in sides.items():
             root = CACHE / "data" / side
             shutil.rmtree(root, ignore_errors=True)
             load = _load()
-            cmd = [sys.executable, "-m", "bench.indexer_phases", "_child", str(project)]
-            proc = subprocess.run(cmd, env=_env(paths, root), capture_output=True, text=True, check=False)
-            if proc.returncode:
-                raise RuntimeError(f"{side} failed: {proc.stderr[-2000:]}")
-            result = json.loads(proc.stdout.strip().splitlines()[-1])
-            result.update(round=r, side=side, load_before=load, load_after=_load())
-            runs.append(result)
-            top = list(result["peak_mb_by_label"].items())[:4]
-            print(
-                f"{side} r{r}: maxrss {result['maxrss_mb']} MB (largest child "
-                f"{result.get('children_maxrss_mb')} MB), {result['chunks']} chunks, "
-                f"wall {result['wall_s']} s, load {load}; top {top}",
-                file=sys.stderr,
-                flush=True,
+            proc = subprocess.Popen(
+                cmd, env=_env(paths, root), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
             )
-            shutil.rmtree(root, ignore_errors=True)
+            started[side] = (proc, load)
+            if not ns.parallel:
+                _finish_rss(side, r, proc, load, runs)
+        if ns.parallel:
+            for side, (proc, load) in started.items():
+                _finish_rss(side, r, proc, load, runs)
     out: dict[str, Any] = {"command": " ".join(sys.argv), "parts": ns.parts, "runs": runs}
     if len(sides) == 2:
         ratios = [
@@ -361,6 +395,28 @@ def cmd_rss(ns: argparse.Namespace) -> dict[str, Any]:
         ]
         out["maxrss_ratio_after_over_before"] = [round(x, 3) for x in ratios]
     return out
+
+
+def _finish_rss(
+    side: str, r: int, proc: subprocess.Popen[str], load: str, runs: list[dict[str, Any]]
+) -> None:
+    """Wait for one ``rss`` child, parse its report into ``runs`` and delete its data root."""
+    stdout, stderr = proc.communicate()
+    if proc.returncode:
+        raise RuntimeError(f"{side} failed: {stderr[-2000:]}")
+    result = json.loads(stdout.strip().splitlines()[-1])
+    result.update(round=r, side=side, load_before=load, load_after=_load())
+    runs.append(result)
+    top = list(result["peak_mb_by_label"].items())[:4]
+    print(
+        f"{side} r{r}: maxrss {result['maxrss_mb']} MB (largest child "
+        f"{result.get('children_maxrss_mb')} MB, with descendants {result.get('family_peak_mb')} MB), "
+        f"{result['chunks']} chunks, "
+        f"wall {result['wall_s']} s, load {load}; top {top}",
+        file=sys.stderr,
+        flush=True,
+    )
+    shutil.rmtree(CACHE / "data" / side, ignore_errors=True)
 
 
 def cmd_reindex(ns: argparse.Namespace) -> dict[str, Any]:
@@ -507,6 +563,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     rss.add_argument("--before", help="git ref to compare against (omit: this checkout only)")
     rss.add_argument("--rounds", type=int, default=1)
+    rss.add_argument(
+        "--parallel", action="store_true", help="run the two sides at once instead of one after the other"
+    )
     rss.add_argument("--out", type=Path)
     re_ = sub.add_parser("reindex", help="no-change re-index wall time (real model), A/B")
     re_.add_argument("--parts", help="semble corpora, comma-separated")

@@ -54,6 +54,11 @@ _NO_CLEANUP = timedelta(days=3650)
 #: it almost nothing.
 #: Train the IVF_PQ index in a child process (``ChunkStore._create_vector_index``).
 VECTOR_INDEX_IN_CHILD = True
+#: From this many rows, a fold of a table without a vector index (compaction and the FTS fold, by
+#: LanceDB's ``optimize``) runs in a child process too (``ChunkStore._fold``): once the vector fills
+#: of a big first index have deleted a tenth of the big fragment's rows, compaction rewrites the
+#: whole table and remaps the FTS index (+200-260 MB for ~40 s at 40k rows, bench/fill_memory.py).
+FOLD_IN_CHILD_MIN_ROWS = 20_000
 WRITER_INDEX_CACHE_BYTES = 64 * 2**20
 WRITER_METADATA_CACHE_BYTES = 16 * 2**20
 
@@ -242,23 +247,45 @@ class ChunkStore:
                 or self.vector_segments() > MAX_VECTOR_SEGMENTS
             ):
                 self._create_vector_index(rows)
-            self._fold(vector=True)
+                return
+            self._fold(vector=True, rows=rows)
         except Exception as exc:
             raise StoreError(f"LanceDB index maintenance failed: {exc}") from exc
 
     def _create_vector_index(self, rows: int) -> None:
-        """Train the IVF_PQ index over every vector, in a child process (``VECTOR_INDEX_IN_CHILD``).
+        """Compact and fold the FTS index, then train the IVF_PQ index over every vector.
 
-        Training (k-means on a sample, then assigning and shuffling every row) adds ~300 MB
-        for a few minutes at 80k rows, and the allocator keeps much of it after: run in a child
-        process, that memory goes with the child, and the indexer's own peak stays that of its
-        writes. The child opens the same table, commits the index and exits; this process
-        then reads the new version. Same index, same parameters either way.
+        The fold comes first so the new index is trained over the compacted rows and covers every
+        row: nothing is left to fold after it. (Folding after training, as before, rewrote the
+        files the index had just been built over, remapping it, with pylance in this process.)
+
+        Both run in one child process (``VECTOR_INDEX_IN_CHILD``) while the table has no vector
+        index yet (a retrain folds here first, through pylance: see ``_fold``). Training (k-means
+        on a sample, then assigning and shuffling every row) adds ~300 MB for a few minutes at 80k
+        rows, and the allocator keeps much of it after: in a child, that memory goes with the
+        child, and the indexer's own peak stays that of its writes. Same index, same parameters.
         """
         params = _vector_index_params(rows, self.dimension)
+        jobs: list[tuple[Callable[..., None], tuple[Any, ...]]] = [(_create_index, (params,))]
+        if self.has_vector_index():
+            self._fold(vector=False)
+        else:
+            jobs.insert(0, (_optimize, ()))
         if not VECTOR_INDEX_IN_CHILD:
-            _create_index(self.table, params)
+            _run_jobs(self.table, jobs)
             return
+        peak_kb = self._in_child(jobs, "the vector index")
+        if peak_kb is not None:
+            log.info("vector index built in a child process (peak RSS %d MB)", peak_kb // 1024)
+
+    def _in_child(self, jobs: list[tuple[Callable[..., None], tuple[Any, ...]]], what: str) -> int | None:
+        """Run ``jobs`` on this table in a child process; its peak RSS (kB), or None if it died.
+
+        The child opens the same table, commits, and exits; this process then reads the new
+        version. A child that dies is replaced by running ``jobs`` here, with a warning (a job
+        the child committed before dying is a no-op the second time: a compacted table has
+        nothing to compact, an index is built with ``replace``).
+        """
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
@@ -268,13 +295,14 @@ class ChunkStore:
         context = multiprocessing.get_context("spawn")
         try:
             with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-                peak_kb = pool.submit(_vector_index_child, self.location, params, os.getpid()).result()
+                peak_kb = pool.submit(_child_jobs, self.location, jobs, os.getpid()).result()
         except BrokenProcessPool:
-            log.warning("the vector index child process died; building the index in this process")
-            _create_index(self.table, params)
-            return
+            log.warning("the child process for %s died; running it in this process", what)
+            self.table.checkout_latest()
+            _run_jobs(self.table, jobs)
+            return None
         self.table.checkout_latest()
-        log.info("vector index built in a child process (peak RSS %d MB)", peak_kb // 1024)
+        return int(peak_kb)
 
     def _create_fts(self) -> None:
         from lancedb.index import FTS
@@ -289,7 +317,7 @@ class ChunkStore:
         """Compact and fold new rows into the FTS index only (never the vector index)."""
         self._fold(vector=False)
 
-    def _fold(self, *, vector: bool) -> None:
+    def _fold(self, *, vector: bool, rows: int | None = None) -> None:
         """Compact the files, fold new rows into the FTS index and (``vector``) the vector index.
 
         New vectors go into a delta segment that reuses the trained centroids
@@ -307,8 +335,14 @@ class ChunkStore:
             # ``to_lance()``, which loads pylance, a second 225 MB copy of Lance's native code
             # (~125 MB of it resident once compaction and FTS folding have run). A first index of
             # laravel (16k chunks) peaked at ~610 MB with pylance and ~520 MB without
-            # (bench/indexer_phases.py).
-            self.table.optimize(cleanup_older_than=_NO_CLEANUP)
+            # (bench/indexer_phases.py). From ``FOLD_IN_CHILD_MIN_ROWS`` rows, in a child process.
+            rows = self.count() if rows is None else rows
+            if VECTOR_INDEX_IN_CHILD and rows >= FOLD_IN_CHILD_MIN_ROWS:
+                peak_kb = self._in_child([(_optimize, ())], "a fold")
+                if peak_kb is not None:
+                    log.info("folded in a child process (peak RSS %d MB)", peak_kb // 1024)
+                return
+            _optimize(self.table)
             return
         dataset = self.table.to_lance()
         dataset.optimize.compact_files()
@@ -384,8 +418,20 @@ def _create_index(table: Any, params: dict[str, Any]) -> None:
     table.create_index(VECTOR_COLUMN, config=IvfPq(**params), replace=True)
 
 
-def _vector_index_child(location: LanceLocation, params: dict[str, Any], parent: int) -> int:
-    """In the child process: build the vector index of ``location``'s table; returns the peak RSS (kB).
+def _optimize(table: Any) -> None:
+    """LanceDB's own optimize: compaction, then the FTS fold (cleanup off: ``prune`` does it)."""
+    table.optimize(cleanup_older_than=_NO_CLEANUP)
+
+
+def _run_jobs(table: Any, jobs: Sequence[tuple[Callable[..., None], tuple[Any, ...]]]) -> None:
+    for job, args in jobs:
+        job(table, *args)
+
+
+def _child_jobs(
+    location: LanceLocation, jobs: Sequence[tuple[Callable[..., None], tuple[Any, ...]]], parent: int
+) -> int:
+    """In the child process: run ``jobs`` on ``location``'s table; returns the peak RSS (kB).
 
     The child dies with its parent (``PR_SET_PDEATHSIG``): a killed indexer must not leave a
     process that commits to the table after the run that owned its writer lock is gone.
@@ -396,8 +442,7 @@ def _vector_index_child(location: LanceLocation, params: dict[str, Any], parent:
 
     die_with_parent(parent)
     limit_malloc_arenas_from_settings()
-    table = location.connect(session=writer_session()).open_table(CHUNKS_TABLE)
-    _create_index(table, params)
+    _run_jobs(location.connect(session=writer_session()).open_table(CHUNKS_TABLE), jobs)
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
