@@ -716,7 +716,8 @@ def cmd_measure(ns: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"counts": composition_counts()}
     if STAND_IN_FILE.is_file():
         result["stand_in_vectors"] = json.loads(STAND_IN_FILE.read_text())["vectors"]
-    n_iso = ns.rounds * (ns.idle + 600 * max(1, len([v for v in ns.writer_nice.split(",") if v])))
+    busy_phases = max(1, len([v for v in ns.writer_nice.split(",") if v]))
+    n_iso = ns.rounds * (ns.idle + 600 * busy_phases) if "isolation" in ns.only else 0
     pool = query_pool(15 + 3 * ns.queries + MIXED_QUERIES + n_iso)
     warmup, pool = pool[:15], pool[15:]
     lat_q, pool = pool[: 3 * ns.queries], pool[3 * ns.queries :]
