@@ -490,7 +490,8 @@ def query_pool(n: int) -> list[str]:
     for ann in sorted((semble.DATA / "annotations").glob("*.json")):
         natural.update(str(q["query"]) for q in json.loads(ann.read_text()))
     names = index_identifiers(state_db())
-    want_idents = max(n // 3, n - len(natural))
+    # a few spare: an identifier can also be a natural-language query (the union is then short)
+    want_idents = max(n // 3, n - len(natural)) + 64
     step = max(1, len(names) // max(1, want_idents))
     pool = sorted(set(names[::step][:want_idents]) | natural, key=hash_order)
     if len(pool) < n:
