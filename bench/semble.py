@@ -243,7 +243,7 @@ def cached_legs() -> Iterator[None]:
     The legs are the real ones, run once per query; only the pure fusion and the ranking factors
     run again for each configuration, so a sweep over many knob settings costs seconds, not hours.
     """
-    from local_memory_search import hybrid
+    from local_memory_search import hybrid, ranking
 
     names = ("semantic_leg", "keyword_leg", "definition_leg")
     originals = {n: getattr(hybrid, n) for n in names}
@@ -252,6 +252,8 @@ def cached_legs() -> Iterator[None]:
     def wrap(name: str, fn: Any) -> Any:
         def inner(reader: Any, req: Any, *rest: Any) -> Any:
             extra = tuple(sorted(rest[0])) if name == "definition_leg" else ()
+            if name == "keyword_leg":  # the BM25 text adds definition terms for the query's names
+                extra = (ranking.plain_words(ranking.KNOBS),)
             key = (name, reader.cache_token, req.query, req.depth, repr(req.filters), extra)
             if key not in memo:
                 memo[key] = fn(reader, req, *rest)

@@ -103,6 +103,10 @@ def test_prose_words_are_not_identifiers_but_short_queries_are():
     assert query_identifiers("how does parse_config handle errors") == {"parse_config"}
     assert query_identifiers("check") == {"check"}
     assert query_identifiers("LruCache get") == {"LruCache", "get"}
+    # two plain words are a topic ("session management"), not two names: unless asked for
+    assert query_identifiers("session management") == set()
+    assert query_identifiers("session management", plain_words=2) == {"session", "management"}
+    assert query_identifiers("session", plain_words=0) == set()
     assert "Client.send" in query_identifiers("who calls Client.send in the retry loop")
 
 
@@ -179,6 +183,8 @@ def test_exact_names_also_ask_for_their_definition():
     ]
     assert "defclientsend" in fts_query_text("where is Client.send retried", frozenset()).split()
     # prose words are not names: no definition terms for them
+    assert fts_query_text("session management", frozenset()).split() == ["session", "management"]
+    assert "defsession" in fts_query_text("session management", frozenset(), plain_words=2).split()
     assert not any(
         w.startswith("def") for w in fts_query_text("how are retries handled here", frozenset()).split()
     )

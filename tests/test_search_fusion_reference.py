@@ -151,7 +151,7 @@ def reference_fuse(
         meta.update(leg.meta)
     best_sem = max((h.score for h in sem.values()), default=0.0)
     best_kw = max((h.score for h in kw.values()), default=0.0)
-    idents = query_identifiers(req.query)
+    idents = query_identifiers(req.query, int(knobs.plain_name_words))
     shape = ranking.QueryShape.of(req.query)
     out = [
         _one(req, alpha, best_sem, best_kw, idents, _ts(newest), knobs, shape, c,

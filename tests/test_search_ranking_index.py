@@ -222,3 +222,26 @@ def test_name_stem_lets_a_word_form_meet_the_file_name(monkeypatch):
     (stemmed, _), *_ = by_file(factors(query), "src/billing/invoice.py")
     assert plain["name_match"] == 1.0
     assert stemmed["name_match"] == pytest.approx(1 + 3.0 / 3)  # 1 of "invoicing", "total", "tax"
+
+
+def test_two_plain_words_are_a_topic_not_two_names_unless_plain_name_words_says_so(monkeypatch):
+    def boosts(query: str) -> tuple[list[str], dict[str, object]]:
+        results = call("search_hybrid", query=query, gap_threshold=0.0, limit=20)["results"]
+        out: dict[str, object] = {}
+        names: list[str] = []
+        for hit in results:
+            ex = call("explain_match", query=query, result_id=hit["chunk_id"], gap_threshold=0.0)["data"]
+            names = ex["query_shape"]["names"]
+            out[hit["chunk_id"]] = ex["identifier_boost"]["matched"]
+        return names, out
+
+    # default: "ledger balance" asks about a topic; no word is boosted as a symbol name
+    names, matched = boosts("ledger balance")
+    assert names == [] and set(matched.values()) == {None}
+    # one plain word is still a name: the method ``balance`` gets the identifier boost
+    names, matched = boosts("balance")
+    assert names == ["balance"] and "balance" in matched.values()
+    # the old rule (two plain words are two names) is one knob away, and explain shows it
+    monkeypatch.setattr(ranking, "KNOBS", replace(ranking.KNOBS, plain_name_words=2.0))
+    names, matched = boosts("ledger balance")
+    assert names == ["balance", "ledger"] and "balance" in matched.values()

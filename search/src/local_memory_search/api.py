@@ -44,6 +44,7 @@ from .hybrid import (
     finite,
     fuse,
     like_search,
+    query_identifiers,
     query_words,
     rank,
     vector_search,
@@ -573,6 +574,9 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
             "file_name_boost": _knobs.name_boost(shape, _knobs.KNOBS),
             "name_stem": int(_knobs.KNOBS.name_stem),
             "confidence_exponent": exponent,
+            # the words taken as names (identifier boost, definition leg, BM25 definition terms)
+            "names": sorted(query_identifiers(req.query, _knobs.plain_words(_knobs.KNOBS))),
+            "plain_name_words": _knobs.plain_words(_knobs.KNOBS),
         }
     if verbosity == "full":
         out["recency_boost"].update(

@@ -221,7 +221,7 @@ def _score(
     sem_w = _leg_weights(sem, p, alpha, req.rrf_k, hybrid)
     kw_w = _leg_weights(kw, p, 1.0 - alpha, req.rrf_k, hybrid)
     dfn_w = {cid: (h, knobs.definition_weight / (req.rrf_k + h.rank), h.rank) for cid, h in dfn.items()}
-    names = _longest_first(query_identifiers(req.query))
+    names = _longest_first(query_identifiers(req.query, ranking.plain_words(knobs)))
     by_path: dict[str, tuple[tuple[tuple[str, float], ...], float]] = {}
     by_time: dict[str | None, tuple[float | None, float, float]] = {}
     recency_weight = req.recency_weight

@@ -146,7 +146,7 @@ def _run_legs(reader: IndexReader, req: RankRequest) -> tuple[_LegOutcome, _LegO
         if want_kw:
             kw_f = _POOL.submit(keyword_leg, reader, req, kw_warn)
     dfn_f = None
-    names = query_identifiers(req.query)
+    names = query_identifiers(req.query, ranking.plain_words(ranking.KNOBS))
     if reader.version is not None and req.mode == "hybrid" and names and ranking.KNOBS.definition_weight:
         dfn_f = _POOL.submit(definition_leg, reader, req, names)
     sem = _collect(sem_f, sem_warn, W.VECTOR_LEG_UNAVAILABLE, "semantic")

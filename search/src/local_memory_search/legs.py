@@ -19,6 +19,7 @@ from local_memory_shared.errors import DimensionMismatch, EmbeddingError
 from local_memory_shared.schema import FTS_COLUMN, VECTOR_COLUMN
 
 from . import degradation as W
+from . import ranking
 from .encoder import ENCODER, choose_encoder
 from .filters import LanceWhere, SearchFilters, lance_where, sqlite_where
 from .query_text import fts_query_text, query_words
@@ -251,7 +252,7 @@ def semantic_leg(reader: IndexReader, req: RankRequest, warnings: list[dict[str,
 def keyword_leg(reader: IndexReader, req: RankRequest, warnings: list[dict[str, str]]) -> LegResult:
     """The BM25 leg: LanceDB FTS, or the SQLite LIKE fallback when FTS is missing or fails."""
     started = time.perf_counter()
-    text = fts_query_text(req.query, index_languages(reader))
+    text = fts_query_text(req.query, index_languages(reader), ranking.plain_words(ranking.KNOBS))
     if not text:
         return LegResult("keyword", "none", (), 0.0)
     if reader.table is not None:

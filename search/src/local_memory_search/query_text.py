@@ -13,8 +13,13 @@ _IDENT = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
-#: Queries of at most this many words are taken as names even when a word looks like prose.
+#: Queries of at most this many words are taken as names even when a word looks like prose
+#: (``LruCache get``: ``get`` beside a name is a name too).
 SHORT_QUERY_WORDS = 2
+#: ... but when no word is spelt like a name, only a query of at most this many words is one
+#: (``connect`` names a function; ``session management`` is a topic, not two symbols). The
+#: ranking passes ``RankingKnobs.plain_name_words``, the owner of the value in force.
+PLAIN_NAME_WORDS = 1
 
 #: Function words dropped from natural-language keyword queries: BM25 gives them weight in code
 #: (where they are rare), which lets "how to ... in ..." match noise. Code keywords such as
@@ -66,15 +71,18 @@ def spells_a_name(query: str) -> bool:
     return any(looks_like_identifier(t) for t in _IDENT.findall(query))
 
 
-def query_identifiers(query: str) -> set[str]:
+def query_identifiers(query: str, plain_words: int = PLAIN_NAME_WORDS) -> set[str]:
     """Tokens of ``query`` that name a symbol (``parseConfig``, ``Client.send``, ``os::path``).
 
     In a prose question ("check file is readonly") plain words are words, not names: boosting a
     function called ``check`` there would bury the answer. They count as names only in short
-    queries ("connect", "LruCache get").
+    queries: up to ``SHORT_QUERY_WORDS`` words beside a token spelt like a name ("LruCache get"),
+    up to ``plain_words`` words when none is ("connect"; not "session management").
     """
     tokens = _IDENT.findall(query)
-    short = word_count(query) <= SHORT_QUERY_WORDS
+    words = word_count(query)
+    spelt = any(looks_like_identifier(t) for t in tokens)
+    short = words <= (SHORT_QUERY_WORDS if spelt else plain_words)
     out: set[str] = set()
     for token in tokens:
         if not (short or looks_like_identifier(token)):
@@ -87,7 +95,9 @@ def query_identifiers(query: str) -> set[str]:
     return {t for t in out if len(t) > 1}
 
 
-def fts_query_text(query: str, languages: frozenset[str] = frozenset()) -> str:
+def fts_query_text(
+    query: str, languages: frozenset[str] = frozenset(), plain_words: int = PLAIN_NAME_WORDS
+) -> str:
     """The BM25 query: the query's words plus identifier parts, minus the function words of prose.
 
     In prose-like queries (three or more words) function words are dropped, and so are names of
@@ -101,7 +111,8 @@ def fts_query_text(query: str, languages: frozenset[str] = frozenset()) -> str:
         if kept:
             words = kept
     # An exact name also asks for its definition (terms the indexer adds to defining chunks).
-    defines = [term for ident in sorted(query_identifiers(query)) for term in definition_terms(ident)]
+    names = query_identifiers(query, plain_words)
+    defines = [term for ident in sorted(names) for term in definition_terms(ident)]
     return " ".join(dict.fromkeys(words + defines))
 
 

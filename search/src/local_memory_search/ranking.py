@@ -70,6 +70,7 @@ class RankingKnobs:
     question_name_boost: float = 6.0
     name_stem: float = 0.0
     question_confidence_exponent: float = 1.25
+    plain_name_words: float = 1.0
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
@@ -93,6 +94,7 @@ OFF = RankingKnobs(
     question_name_boost=0.0,
     name_stem=0.0,
     question_confidence_exponent=0.0,
+    plain_name_words=2.0,
 )
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
@@ -179,6 +181,12 @@ def leg_confidence_exponent(shape: QueryShape | None, knobs: RankingKnobs) -> fl
 def file_diversity(shape: QueryShape, knobs: RankingKnobs) -> float:
     """The per-file discount for ``shape``'s query: ``prose_diversity`` for prose (0 = unset), else ``diversity``."""
     return knobs.prose_diversity if shape.prose and knobs.prose_diversity else knobs.diversity
+
+
+def plain_words(knobs: RankingKnobs) -> int:
+    """How many words a query of plain words (none spelt like a name) may have and still be taken
+    as names: ``plain_name_words`` (``connect`` is a name; ``session management`` a topic)."""
+    return int(knobs.plain_name_words)
 
 
 def shifted_alpha(query: str, alpha: float, knobs: RankingKnobs) -> float:
