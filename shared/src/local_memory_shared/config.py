@@ -104,6 +104,16 @@ def _env(name: str) -> str | None:
     return value if value not in (None, "") else None
 
 
+#: What an on/off variable may say to mean off (any other non-empty value means on).
+_OFF = frozenset({"0", "false", "no", "off"})
+
+
+def _flag(name: str, default: bool) -> bool:
+    """An on/off setting: unset or empty is ``default``; ``0``/``false``/``no``/``off`` is off."""
+    raw = _env(name)
+    return default if raw is None else raw.strip().lower() not in _OFF
+
+
 def http_session_idle_seconds() -> float:
     """Idle timeout of a streamable-HTTP MCP session (a positive number of seconds)."""
     raw = _env("LOCAL_MEMORY_HTTP_SESSION_IDLE_SECONDS")
@@ -221,14 +231,11 @@ def load_settings() -> Settings:
         gemini_base_url=(_env("GEMINI_BASE_URL") or "").rstrip("/") or None,
         rerank_timeout=float(_env("RERANK_TIMEOUT") or DEFAULT_RERANK_TIMEOUT),
         lance_uri=parse_lance_uri(_env("LOCAL_MEMORY_LANCE_URI")),
-        prewarm_encoder=(_env("LOCAL_MEMORY_PREWARM_ENCODER") or "1").strip().lower()
-        not in ("0", "false", "no", "off"),
-        compact_query_model=(_env("LOCAL_MEMORY_COMPACT_QUERY_MODEL") or "1").strip().lower()
-        not in ("0", "false", "no", "off"),
+        prewarm_encoder=_flag("LOCAL_MEMORY_PREWARM_ENCODER", True),
+        compact_query_model=_flag("LOCAL_MEMORY_COMPACT_QUERY_MODEL", True),
         malloc_arenas=_non_negative_int("LOCAL_MEMORY_MALLOC_ARENAS", 2),
         index_nice=_index_nice(),
-        release_library_pages=(_env("LOCAL_MEMORY_RELEASE_LIBRARY_PAGES") or "0").strip().lower()
-        not in ("0", "false", "no", "off"),
+        release_library_pages=_flag("LOCAL_MEMORY_RELEASE_LIBRARY_PAGES", False),
     )
 
 
