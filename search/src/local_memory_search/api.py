@@ -579,7 +579,7 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
             "plain_name_words": _knobs.plain_words(_knobs.KNOBS),
             # query words most candidates' paths hold: left out of the name factors
             "common_path_words": sorted(
-                _knobs.common_path_words((s.file_path or "" for s in ranking.ranked), shape, _knobs.KNOBS)
+                _knobs.common_path_words((s.file_path for s in ranking.ranked), shape, _knobs.KNOBS)
             ),
         }
     if verbosity == "full":
