@@ -188,30 +188,3 @@ def test_exact_names_also_ask_for_their_definition():
     assert not any(
         w.startswith("def") for w in fts_query_text("how are retries handled here", frozenset()).split()
     )
-
-
-def test_a_word_most_candidate_paths_hold_is_left_out_of_the_name_factors():
-    from dataclasses import replace
-
-    from local_memory_search import ranking
-
-    paths = [f"lua/lazy/core/{n}.lua" for n in ("loader", "plugin", "config", "util", "handler")]
-    paths += ["lua/lazy/manage/cache.lua", "lua/lazy/view/render.lua", "lua/lazy/init.lua", "doc/lazy.txt"]
-    meta = {f"c{i}": {"file_path": p} for i, p in enumerate(paths)}
-    sem = leg("semantic", [(f"c{i}", 0.9 - i / 100) for i in range(len(paths))], meta)
-    query = "how lazy caches the module loader"
-    hub, cache = "c7", "c5"  # lua/lazy/init.lua is the module "lazy"; cache.lua names "caches"
-
-    def factors(share: float) -> dict[str, dict[str, float]]:
-        knobs = replace(ranking.KNOBS, common_path_share=share)
-        ranked, _ = fuse(req(query=query), 1.0, sem, None, NEWEST, knobs=knobs)
-        return {s.chunk_id: dict(s.factors) for s in ranked}
-
-    shape = ranking.QueryShape.of(query)
-    on = replace(ranking.KNOBS, common_path_share=0.5)
-    assert ranking.common_path_words(paths, shape, on) == {"lazy"}  # 9 of 9 files (and doc/lazy.txt)
-    assert ranking.common_path_words(paths[:5], shape, on) == frozenset()  # too few files to tell
-    off, dropped = factors(0.0), factors(0.5)
-    assert off[hub]["name_match"] > 1.0 and dropped[hub]["name_match"] == 1.0
-    # the other words weigh more once the common one is out: cache.lua matches 1 of 3, not 1 of 4
-    assert dropped[cache]["name_match"] > off[cache]["name_match"] > 1.0

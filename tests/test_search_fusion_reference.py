@@ -153,20 +153,6 @@ def reference_fuse(
     best_kw = max((h.score for h in kw.values()), default=0.0)
     idents = query_identifiers(req.query, int(knobs.plain_name_words))
     shape = ranking.QueryShape.of(req.query)
-    files = {m.get("file_path") or "" for m in meta.values()} - {""}
-    if knobs.common_path_share and len(files) >= ranking.COMMON_PATH_MIN_FILES:
-        # a query word naming (folder or file name) at least that share of the files is left out
-        def names(path: str) -> frozenset[str]:
-            info = ranking.path_info(path)
-            return info.stem_words | info.dir_words
-
-        common = {
-            w for w in shape.words
-            if sum(1 for f in files if ranking._matched(frozenset({w}), names(f), int(knobs.name_prefix),
-                                                        int(knobs.name_stem)))
-            >= knobs.common_path_share * len(files)
-        }  # fmt: skip
-        shape = replace(shape, words=shape.words - common)
     out = [
         _one(req, alpha, best_sem, best_kw, idents, _ts(newest), knobs, shape, c,
              sem.get(c), kw.get(c), dfn.get(c), meta.get(c, {}))

@@ -577,10 +577,6 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
             # the words taken as names (identifier boost, definition leg, BM25 definition terms)
             "names": sorted(query_identifiers(req.query, _knobs.plain_words(_knobs.KNOBS))),
             "plain_name_words": _knobs.plain_words(_knobs.KNOBS),
-            # query words most candidates' paths hold: left out of the name factors
-            "common_path_words": sorted(
-                _knobs.common_path_words((s.file_path for s in ranking.ranked), shape, _knobs.KNOBS)
-            ),
         }
     if verbosity == "full":
         out["recency_boost"].update(

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -294,12 +294,6 @@ def fuse(
         meta.update(leg.meta)
     knobs = knobs or ranking.KNOBS
     shape = ranking.QueryShape.of(req.query) if req.mode == "hybrid" else None
-    if shape is not None and knobs.common_path_share:
-        common = ranking.common_path_words(
-            (row.get("file_path") or "" for row in meta.values()), shape, knobs
-        )
-        if common:
-            shape = replace(shape, words=shape.words - common)
     out = _score(req, alpha_effective, sem, kw, dfn, meta, _parse_ts(newest), knobs, shape)
     out.sort(key=_Candidate.order)
     if shape is not None:

@@ -41,7 +41,6 @@ are in the README's fusion section (``python -m bench.semble --ablation``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -72,7 +71,6 @@ class RankingKnobs:
     name_stem: float = 0.0
     question_confidence_exponent: float = 1.25
     plain_name_words: float = 1.0
-    common_path_share: float = 0.0
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
@@ -97,7 +95,6 @@ OFF = RankingKnobs(
     name_stem=0.0,
     question_confidence_exponent=0.0,
     plain_name_words=2.0,
-    common_path_share=0.0,
 )
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
@@ -329,34 +326,6 @@ def name_factors(path: str, shape: QueryShape, knobs: RankingKnobs) -> tuple[flo
         return match, 1.0
     share = (_matched(stem_parts, shape.words, prefix, stem) / len(stem_parts)) ** knobs.name_precision
     return match, (match - boost * in_stem * (1.0 - share)) / match
-
-
-#: ``common_path_words`` needs at least this many distinct candidate files to call a word common.
-COMMON_PATH_MIN_FILES = 8
-
-
-def common_path_words(paths: Iterable[str], shape: QueryShape, knobs: RankingKnobs) -> frozenset[str]:
-    """The query's words that name (in a folder or the file name) at least ``common_path_share``
-    of the candidates' distinct files: the project's own name (``lazy`` in ``lua/lazy/...``) or
-    the one folder every candidate is in. Such a word cannot tell the candidates apart; as a
-    name match it only lifts the hub file named after it (``lua/lazy/init.lua``), so the name
-    factors leave it out. Off at 0; never with fewer than ``COMMON_PATH_MIN_FILES`` files."""
-    if not knobs.common_path_share or not shape.words:
-        return frozenset()
-    files = set(paths)
-    files.discard("")
-    if len(files) < COMMON_PATH_MIN_FILES:
-        return frozenset()
-    prefix, stem = int(knobs.name_prefix), int(knobs.name_stem)
-    counts = dict.fromkeys(shape.words, 0)
-    for path in files:
-        info = path_info(path)
-        names = info.stem_words | info.dir_words
-        for word in shape.words:
-            if _matched(frozenset((word,)), names, prefix, stem):
-                counts[word] += 1
-    need = knobs.common_path_share * len(files)
-    return frozenset(w for w, n in counts.items() if n >= need)
 
 
 def _matched(words: frozenset[str], names: frozenset[str], prefix: int, stem: int = 0) -> int:
