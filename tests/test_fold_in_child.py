@@ -1,10 +1,11 @@
-"""A big first index folds and trains in child processes, never folds after training, never loads pylance.
+"""A big first index folds and trains in child processes (one per job), never folds after training, never loads pylance.
 
 Issue 14 (indexer peak RSS): once the vector fills of a big first index have deleted a tenth of
 the compacted table's rows, each fold rewrites the whole table and remaps the FTS index (+200-260 MB
 at 40k rows). From ``FOLD_IN_CHILD_MIN_ROWS`` rows that fold runs in a child process, and the last
-fold runs there too, just before the vector index is trained over the compacted rows, so nothing is
-folded after training (which loaded pylance in the indexer: a vector index existed by then).
+fold runs in one too, just before the vector index is trained (in another child) over the compacted
+rows, so nothing is folded after training (which loaded pylance in the indexer: a vector index
+existed by then).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ print(json.dumps({
     "pylance": "lance" in sys.modules,
     "children": sum("in a child process" in m for m in messages),
     "vector_built_in_child": sum("vector index built in a child process" in m for m in messages),
+    "pids": [m.split("(pid ")[1].split(",")[0] for m in messages if "in a child process" in m],
     "rows": store.count(),
     "filled": store.table.count_rows("vector IS NOT NULL"),
     "fts_unindexed": store.table.index_stats(fts).num_unindexed_rows,
@@ -81,8 +83,12 @@ def test_a_big_first_index_folds_and_trains_in_children_without_pylance(tmp_path
     )
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    # One fold after the rows, one after each of the 4 fills, then the last fold and the training.
-    assert got.pop("children") == 6
+    # One fold after the rows, one after each of the 4 fills, then the last fold, then the training:
+    # each in a child of its own, so the child's peak is the larger of fold and training, not
+    # what the allocator kept of both (the last fold and the training shared one child before).
+    assert got.pop("children") == 7
+    pids = got.pop("pids")
+    assert len(set(pids)) == 7, pids
     assert got.pop("fragments") == 1  # trained over the compacted table, nothing appended after
     assert got == {
         "pylance": False,
