@@ -400,7 +400,13 @@ class ChunkStore:
         return broken
 
     def prune(self, keep_from: int) -> None:
-        """Remove versions older than ``keep_from`` (the latest version is never removed)."""
+        """Remove versions older than ``keep_from`` (the latest version is never removed).
+
+        LanceDB prunes through pylance (``cleanup_old_versions`` is ``to_lance()``'s), which loads
+        a second copy of Lance's native code: the indexer's peak at 28k rows was this prune's
+        (420 MB, ~370 MB without it, bench/README.md session 11). From ``FOLD_IN_CHILD_MIN_ROWS``
+        rows it runs in a child process, as the folds do; a smaller table is pruned here.
+        """
         try:
             stamps = {int(v["version"]): v["timestamp"] for v in self.table.list_versions()}
             if keep_from not in stamps:
@@ -408,7 +414,12 @@ class ChunkStore:
             # Lance prunes by age (now - older_than). The latest version was written just now, so
             # measuring from it keeps ``keep_from`` and everything after it, whatever the clock zone.
             age = max(stamps.values()) - stamps[keep_from] + timedelta(seconds=2)
-            self.table.cleanup_old_versions(older_than=age)
+            if VECTOR_INDEX_IN_CHILD and self.count() >= FOLD_IN_CHILD_MIN_ROWS:
+                child = self._in_child([(_cleanup, (age,))], "pruning")
+                if child is not None:
+                    log.info("pruned in a child process (pid %d, peak RSS %d MB)", child.pid, child.peak_mb)
+                return
+            _cleanup(self.table, age)
         except Exception as exc:  # pruning is housekeeping: never fail a published run on it
             log.warning("pruning old LanceDB versions failed: %s", exc)
 
@@ -439,6 +450,11 @@ def _create_index(table: Any, params: dict[str, Any]) -> None:
 def _optimize(table: Any) -> None:
     """LanceDB's own optimize: compaction, then the FTS fold (cleanup off: ``prune`` does it)."""
     table.optimize(cleanup_older_than=_NO_CLEANUP)
+
+
+def _cleanup(table: Any, age: timedelta) -> None:
+    """Remove the versions older than ``age`` (measured from now; the latest is never removed)."""
+    table.cleanup_old_versions(older_than=age)
 
 
 def _run_jobs(table: Any, jobs: Sequence[tuple[Callable[..., None], tuple[Any, ...]]]) -> None:
