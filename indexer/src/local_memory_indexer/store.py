@@ -277,8 +277,8 @@ class ChunkStore:
         pylance), and the training in a child process of its own (``VECTOR_INDEX_IN_CHILD``).
         Training (k-means on a sample, then assigning and shuffling every row) adds ~300 MB for a
         few minutes at 80k rows, the fold's rewrite ~200-260 MB at 40k rows, and the allocator
-        keeps much of each after: one child for both peaked at 560 MB at 52k rows and was still
-        climbing, two children peak at the larger of the two (bench/README.md, session 11). In a
+        keeps much of each after: one child for both peaked at 616 MB at 52k rows, the training
+        child alone at 518 MB and the fold's at 476 MB (bench/README.md, session 11). In a
         child, that memory goes with the child, and the indexer's own peak stays that of its
         writes. Same index, same parameters.
         """
@@ -403,8 +403,8 @@ class ChunkStore:
         """Remove versions older than ``keep_from`` (the latest version is never removed).
 
         LanceDB prunes through pylance (``cleanup_old_versions`` is ``to_lance()``'s), which loads
-        a second copy of Lance's native code: the indexer's peak at 28k rows was this prune's
-        (420 MB, ~370 MB without it, bench/README.md session 11). From ``FOLD_IN_CHILD_MIN_ROWS``
+        a second copy of Lance's native code: the indexer's peak at 52k rows was this prune's
+        (448 MB; 395 MB with it in a child, bench/README.md session 11). From ``FOLD_IN_CHILD_MIN_ROWS``
         rows it runs in a child process, as the folds do; a smaller table is pruned here.
         """
         try:
