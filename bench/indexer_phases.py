@@ -259,6 +259,16 @@ def child(project: Path) -> int:
     _wrap(store_cls, "prune", labels, "prune")
     # Where the IVF_PQ index is trained in a child process, its RSS is ``children_maxrss_mb``.
     _wrap(store_cls, "_create_vector_index", labels, "vector_index")
+    # Each ``refresh_indices`` call labelled by its number, its RSS at entry kept: the last one is
+    # the final index build (the last fold and the training, in children where the rows call for
+    # them), which the indexer waits through holding what it still holds then.
+    refresh_entry_mb: list[int] = []
+
+    def refresh_label(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        refresh_entry_mb.append(_rss_bytes() // 2**20)
+        return f"refresh#{len(refresh_entry_mb)}"
+
+    _wrap(store_cls, "refresh_indices", labels, refresh_label)
     trim = os.environ.get("BENCH_TRIM_ON_PHASE") == "1"  # experiment: malloc_trim at each phase change
 
     class Progress(NullProgress):
@@ -320,6 +330,16 @@ def child(project: Path) -> int:
         "arrow_pool_max_mb": pool.max_memory() // 2**20 if pool.max_memory() else None,
     }
     peaks = sorted(labels.peaks.items(), key=lambda kv: -kv[1])
+    last = f"refresh#{len(refresh_entry_mb)}"
+
+    def in_last(table: dict[str, int]) -> int:
+        return max((v for k, v in table.items() if last in k.split("/")), default=0) // 2**20
+
+    final_index = {
+        "final_index_entry_rss_mb": refresh_entry_mb[-1] if refresh_entry_mb else None,
+        "final_index_peak_mb": in_last(labels.peaks),
+        "final_index_family_peak_mb": in_last(family_peaks),
+    }
     print(
         json.dumps(
             {
@@ -330,6 +350,7 @@ def child(project: Path) -> int:
                 "children_maxrss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024,
                 "chunks": summary.chunks_total,
                 **after,
+                **final_index,
                 "files": summary.files_seen,
                 "phase_seconds": summary.seconds,
                 "peak_mb_by_label": {k: v // 2**20 for k, v in peaks},
@@ -411,7 +432,8 @@ def _finish_rss(
     print(
         f"{side} r{r}: maxrss {result['maxrss_mb']} MB (largest child "
         f"{result.get('children_maxrss_mb')} MB, with descendants {result.get('family_peak_mb')} MB), "
-        f"{result['chunks']} chunks, "
+        f"{result['chunks']} chunks, final index: parent {result.get('final_index_entry_rss_mb')} MB at entry, "
+        f"{result.get('final_index_peak_mb')} MB peak, with descendants {result.get('final_index_family_peak_mb')} MB, "
         f"wall {result['wall_s']} s, load {load}; top {top}",
         file=sys.stderr,
         flush=True,

@@ -313,3 +313,16 @@ def test_dimension_comes_from_config_json_without_loading_and_the_session_checks
     (folder / "config.json").unlink()
     undeclared = OnnxEmbedder(str(folder), threads=1)
     assert undeclared.dimension == 384 and undeclared.loaded  # nothing declared: read from the session
+
+
+def test_release_drops_the_session_and_the_next_call_loads_it_again(model_folder, one_by_one):
+    """An index run releases the session once its vectors are in; asking the dimension after that
+    never reloads it (the model folder declares none), embedding does, with the same vectors."""
+    embedder = OnnxEmbedder(str(model_folder), threads=1)
+    assert not embedder.release()  # nothing loaded yet
+    first = embedder.embed_documents(TEXTS)
+    assert embedder.loaded and embedder.release() and not embedder.loaded
+    assert embedder.dimension == 384 and embedder.model_key.endswith(":384") and not embedder.loaded
+    np.testing.assert_allclose(embedder.embed_documents(TEXTS), first, atol=1e-6)
+    np.testing.assert_allclose(first, one_by_one, atol=1e-4)
+    assert embedder.loaded

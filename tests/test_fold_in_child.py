@@ -1,10 +1,13 @@
-"""A big first index folds and trains in child processes, never folds after training, never loads pylance.
+"""A big first index folds, trains and prunes in child processes (one per job), never folds after training,
+never loads pylance.
 
 Issue 14 (indexer peak RSS): once the vector fills of a big first index have deleted a tenth of
 the compacted table's rows, each fold rewrites the whole table and remaps the FTS index (+200-260 MB
 at 40k rows). From ``FOLD_IN_CHILD_MIN_ROWS`` rows that fold runs in a child process, and the last
-fold runs there too, just before the vector index is trained over the compacted rows, so nothing is
-folded after training (which loaded pylance in the indexer: a vector index existed by then).
+fold runs in one too, just before the vector index is trained (in another child) over the compacted
+rows, so nothing is folded after training (which loaded pylance in the indexer: a vector index
+existed by then). Pruning old versions goes through pylance too, so from that size it runs in a
+child as well.
 """
 
 from __future__ import annotations
@@ -56,10 +59,16 @@ store.refresh_indices(full=False)
 indices = {i.index_type: i.name for i in store.table.list_indices()}
 fts, vector = indices["FTS"], next(name for kind, name in indices.items() if kind != "FTS")
 hits = store.table.search("word1111", query_type="fts").limit(5).to_list()
+folds_and_training = [m for m in messages if "in a child process" in m]
+versions = len(store.table.list_versions())
+store.prune(store.version)
 print(json.dumps({
+    "pruned_in_child": sum("pruned in a child process" in m for m in messages),
+    "versions_pruned": len(store.table.list_versions()) < versions,
     "pylance": "lance" in sys.modules,
-    "children": sum("in a child process" in m for m in messages),
+    "children": len(folds_and_training),
     "vector_built_in_child": sum("vector index built in a child process" in m for m in messages),
+    "pids": [m.split("(pid ")[1].split(",")[0] for m in folds_and_training],
     "rows": store.count(),
     "filled": store.table.count_rows("vector IS NOT NULL"),
     "fts_unindexed": store.table.index_stats(fts).num_unindexed_rows,
@@ -81,11 +90,17 @@ def test_a_big_first_index_folds_and_trains_in_children_without_pylance(tmp_path
     )
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    # One fold after the rows, one after each of the 4 fills, then the last fold and the training.
-    assert got.pop("children") == 6
+    # One fold after the rows, one after each of the 4 fills, then the last fold, then the training:
+    # each in a child of its own, so the child's peak is the larger of fold and training, not
+    # what the allocator kept of both (the last fold and the training shared one child before).
+    assert got.pop("children") == 7
+    pids = got.pop("pids")
+    assert len(set(pids)) == 7, pids
     assert got.pop("fragments") == 1  # trained over the compacted table, nothing appended after
     assert got == {
-        "pylance": False,
+        "pylance": False,  # pruning through pylance happened in a child too
+        "pruned_in_child": 1,
+        "versions_pruned": True,
         "vector_built_in_child": 1,
         "rows": 1200,
         "filled": 1200,

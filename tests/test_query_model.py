@@ -122,6 +122,30 @@ def test_indexer_writes_the_compact_model_and_the_query_encoder_uses_it(tmp_path
     assert written.stat().st_mtime_ns == before
 
 
+def test_the_session_is_released_before_the_final_index_build_after_the_compact_copy(tmp_path, monkeypatch):
+    """Issue 14 (indexer peak RSS): once every vector is in, the final fold and the vector index's
+    training run while the indexer waits; it no longer holds the ONNX session then, and the compact
+    copy was written before (so nothing loads the session again after the run)."""
+    from local_memory_indexer.store import ChunkStore
+
+    project = write_project(tmp_path / "proj")
+    root = tmp_path / "data"
+    embedder = OnnxEmbedder(threads=1)
+    written = compact_model_path(root, builtin_model_files().model)
+    seen: list[tuple[bool, bool]] = []
+    refresh = ChunkStore.refresh_indices
+
+    def spy(store: ChunkStore, **kwargs: object) -> None:
+        seen.append((embedder.loaded, written.is_file()))
+        refresh(store, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ChunkStore, "refresh_indices", spy)
+    summary = index(project, root, embedder=embedder)
+    assert summary.chunks_embedded > 0
+    assert seen[-1] == (False, True)  # the final index build
+    assert not embedder.loaded  # and nothing loaded it again after
+
+
 def test_a_second_data_root_gets_its_copy_without_rebuilding(tmp_path):
     for name in ("a", "b"):
         index(write_project(tmp_path / f"proj-{name}"), tmp_path / name)

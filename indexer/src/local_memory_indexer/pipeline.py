@@ -46,7 +46,9 @@ import numpy as np
 from local_memory_shared.config import Settings
 from local_memory_shared.discovery import Discovery
 from local_memory_shared.embedding.base import Embedder
+from local_memory_shared.embedding.onnx import OnnxEmbedder
 from local_memory_shared.errors import ProvenanceMismatch
+from local_memory_shared.heap import trim_heap
 from local_memory_shared.lance_location import LanceLocation, lance_location
 from local_memory_shared.paths import ProjectPaths
 from local_memory_shared.schema import SCHEMA_VERSION, ChunkRecord, definition_terms
@@ -69,6 +71,7 @@ from .plan import (
     sha256_hex,
     writer_lock,
 )
+from .query_model import ensure_compact_model
 from .rebuild import clean_leftovers, next_lance_name, remove_side_db, side_db, swap_in
 from .repair import find_drift
 from .state_db import open_state_rw
@@ -503,6 +506,7 @@ class _Run:
                 store.refresh_indices(full=full, rebuild=broken, vectors_complete=False)
                 self.state.publish(store.version)
             self._embed_pending(pending, store, summary, timer)
+        self._done_embedding()
         with timer.phase("index"):
             store.refresh_indices(full=full, rebuild=broken, fts_fresh=bool(pending))
             self.state.publish(store.version, finished=True, commit=commit)
@@ -589,6 +593,21 @@ class _Run:
                     since_fold = 0
                 self.state.publish_vectors(group, store.version)
             self.progress.chunks(done, total)
+
+    def _done_embedding(self) -> None:
+        """Every vector of this run is in: let the model's session go before the final index build.
+
+        The final fold and the vector index's training run in child processes (``store``), while
+        this process waits holding what it still has: the ONNX session (~150 MB resident with
+        MiniLM) is not needed again, so it goes, and ``malloc_trim`` hands its pages back. The
+        compact query model is written first when it is missing (``indexing`` would otherwise
+        load the session again after the run to write it).
+        """
+        if isinstance(self.embedder, OnnxEmbedder) and self.embedder.loaded:
+            ensure_compact_model(self.settings.data_root, self.embedder)
+        if self.embedder.release():
+            trim_heap()
+            log.info("embedding done: the model's session released before the final index build")
 
     def _prune(self, store: ChunkStore) -> None:
         floor = self.state.prune_floor(KEEP_VERSIONS_FOR.total_seconds())

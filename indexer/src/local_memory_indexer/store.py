@@ -13,6 +13,7 @@ import os
 import shutil
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,17 +49,17 @@ MAX_VECTOR_SEGMENTS = 8
 KEEP_VERSIONS_FOR = timedelta(minutes=10)
 #: Lance's own default would prune on optimize; we prune only after publishing (``prune``).
 _NO_CLEANUP = timedelta(days=3650)
-#: Bounds of the writer's LanceDB session. Lance's defaults (a 6 GiB index cache and a 1 GiB
-#: metadata cache) let one long run keep the manifests and index pages of every version it
-#: writes (hundreds on a 100k-chunk first index); a writer re-reads little, so small caches cost
-#: it almost nothing.
-#: Train the IVF_PQ index in a child process (``ChunkStore._create_vector_index``).
+#: Train the IVF_PQ index in a child process of its own (``ChunkStore._create_vector_index``).
 VECTOR_INDEX_IN_CHILD = True
 #: From this many rows, a fold of a table without a vector index (compaction and the FTS fold, by
 #: LanceDB's ``optimize``) runs in a child process too (``ChunkStore._fold``): once the vector fills
 #: of a big first index have deleted a tenth of the big fragment's rows, compaction rewrites the
 #: whole table and remaps the FTS index (+200-260 MB for ~40 s at 40k rows, bench/fill_memory.py).
 FOLD_IN_CHILD_MIN_ROWS = 20_000
+#: Bounds of the writer's LanceDB session. Lance's defaults (a 6 GiB index cache and a 1 GiB
+#: metadata cache) let one long run keep the manifests and index pages of every version it
+#: writes (hundreds on a 100k-chunk first index); a writer re-reads little, so small caches cost
+#: it almost nothing.
 WRITER_INDEX_CACHE_BYTES = 64 * 2**20
 WRITER_METADATA_CACHE_BYTES = 16 * 2**20
 
@@ -70,6 +71,18 @@ def writer_session() -> Any:
     return lancedb.Session(
         index_cache_size_bytes=WRITER_INDEX_CACHE_BYTES, metadata_cache_size_bytes=WRITER_METADATA_CACHE_BYTES
     )
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """A child process that ran jobs on the table (``ChunkStore._in_child``)."""
+
+    pid: int
+    peak_kb: int
+
+    @property
+    def peak_mb(self) -> int:
+        return self.peak_kb // 1024
 
 
 def _sql_str(value: str) -> str:
@@ -259,27 +272,32 @@ class ChunkStore:
         row: nothing is left to fold after it. (Folding after training, as before, rewrote the
         files the index had just been built over, remapping it, with pylance in this process.)
 
-        Both run in one child process (``VECTOR_INDEX_IN_CHILD``) while the table has no vector
-        index yet (a retrain folds here first, through pylance: see ``_fold``). Training (k-means
-        on a sample, then assigning and shuffling every row) adds ~300 MB for a few minutes at 80k
-        rows, and the allocator keeps much of it after: in a child, that memory goes with the
-        child, and the indexer's own peak stays that of its writes. Same index, same parameters.
+        While the table has no vector index yet, the fold runs as any fold does (``_fold``: from
+        ``FOLD_IN_CHILD_MIN_ROWS`` rows in a child process; a retrain folds here, through
+        pylance), and the training in a child process of its own (``VECTOR_INDEX_IN_CHILD``).
+        Training (k-means on a sample, then assigning and shuffling every row) adds ~300 MB for a
+        few minutes at 80k rows, the fold's rewrite ~200-260 MB at 40k rows, and the allocator
+        keeps much of each after: one child for both peaked at 616 MB at 52k rows, the training
+        child alone at 518 MB and the fold's at 476 MB (bench/README.md, session 11). In a
+        child, that memory goes with the child, and the indexer's own peak stays that of its
+        writes. Same index, same parameters.
         """
         params = _vector_index_params(rows, self.dimension)
+        self._fold(vector=False, rows=rows)
         jobs: list[tuple[Callable[..., None], tuple[Any, ...]]] = [(_create_index, (params,))]
-        if self.has_vector_index():
-            self._fold(vector=False)
-        else:
-            jobs.insert(0, (_optimize, ()))
         if not VECTOR_INDEX_IN_CHILD:
             _run_jobs(self.table, jobs)
             return
-        peak_kb = self._in_child(jobs, "the vector index")
-        if peak_kb is not None:
-            log.info("vector index built in a child process (peak RSS %d MB)", peak_kb // 1024)
+        child = self._in_child(jobs, "the vector index")
+        if child is not None:
+            log.info(
+                "vector index built in a child process (pid %d, peak RSS %d MB)", child.pid, child.peak_mb
+            )
 
-    def _in_child(self, jobs: list[tuple[Callable[..., None], tuple[Any, ...]]], what: str) -> int | None:
-        """Run ``jobs`` on this table in a child process; its peak RSS (kB), or None if it died.
+    def _in_child(
+        self, jobs: list[tuple[Callable[..., None], tuple[Any, ...]]], what: str
+    ) -> ChildRun | None:
+        """Run ``jobs`` on this table in a child process; its pid and peak RSS, or None if it died.
 
         The child opens the same table, commits, and exits; this process then reads the new
         version. A child that dies is replaced by running ``jobs`` here, with a warning (a job
@@ -295,14 +313,14 @@ class ChunkStore:
         context = multiprocessing.get_context("spawn")
         try:
             with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-                peak_kb = pool.submit(_child_jobs, self.location, jobs, os.getpid()).result()
+                pid, peak_kb = pool.submit(_child_jobs, self.location, jobs, os.getpid()).result()
         except BrokenProcessPool:
             log.warning("the child process for %s died; running it in this process", what)
             self.table.checkout_latest()
             _run_jobs(self.table, jobs)
             return None
         self.table.checkout_latest()
-        return int(peak_kb)
+        return ChildRun(int(pid), int(peak_kb))
 
     def _create_fts(self) -> None:
         from lancedb.index import FTS
@@ -338,9 +356,9 @@ class ChunkStore:
             # (bench/indexer_phases.py). From ``FOLD_IN_CHILD_MIN_ROWS`` rows, in a child process.
             rows = self.count() if rows is None else rows
             if VECTOR_INDEX_IN_CHILD and rows >= FOLD_IN_CHILD_MIN_ROWS:
-                peak_kb = self._in_child([(_optimize, ())], "a fold")
-                if peak_kb is not None:
-                    log.info("folded in a child process (peak RSS %d MB)", peak_kb // 1024)
+                child = self._in_child([(_optimize, ())], "a fold")
+                if child is not None:
+                    log.info("folded in a child process (pid %d, peak RSS %d MB)", child.pid, child.peak_mb)
                 return
             _optimize(self.table)
             return
@@ -382,7 +400,13 @@ class ChunkStore:
         return broken
 
     def prune(self, keep_from: int) -> None:
-        """Remove versions older than ``keep_from`` (the latest version is never removed)."""
+        """Remove versions older than ``keep_from`` (the latest version is never removed).
+
+        LanceDB prunes through pylance (``cleanup_old_versions`` is ``to_lance()``'s), which loads
+        a second copy of Lance's native code: the indexer's peak at 52k rows was this prune's
+        (448 MB; 395 MB with it in a child, bench/README.md session 11). From ``FOLD_IN_CHILD_MIN_ROWS``
+        rows it runs in a child process, as the folds do; a smaller table is pruned here.
+        """
         try:
             stamps = {int(v["version"]): v["timestamp"] for v in self.table.list_versions()}
             if keep_from not in stamps:
@@ -390,7 +414,12 @@ class ChunkStore:
             # Lance prunes by age (now - older_than). The latest version was written just now, so
             # measuring from it keeps ``keep_from`` and everything after it, whatever the clock zone.
             age = max(stamps.values()) - stamps[keep_from] + timedelta(seconds=2)
-            self.table.cleanup_old_versions(older_than=age)
+            if VECTOR_INDEX_IN_CHILD and self.count() >= FOLD_IN_CHILD_MIN_ROWS:
+                child = self._in_child([(_cleanup, (age,))], "pruning")
+                if child is not None:
+                    log.info("pruned in a child process (pid %d, peak RSS %d MB)", child.pid, child.peak_mb)
+                return
+            _cleanup(self.table, age)
         except Exception as exc:  # pruning is housekeeping: never fail a published run on it
             log.warning("pruning old LanceDB versions failed: %s", exc)
 
@@ -423,6 +452,11 @@ def _optimize(table: Any) -> None:
     table.optimize(cleanup_older_than=_NO_CLEANUP)
 
 
+def _cleanup(table: Any, age: timedelta) -> None:
+    """Remove the versions older than ``age`` (measured from now; the latest is never removed)."""
+    table.cleanup_old_versions(older_than=age)
+
+
 def _run_jobs(table: Any, jobs: Sequence[tuple[Callable[..., None], tuple[Any, ...]]]) -> None:
     for job, args in jobs:
         job(table, *args)
@@ -430,8 +464,8 @@ def _run_jobs(table: Any, jobs: Sequence[tuple[Callable[..., None], tuple[Any, .
 
 def _child_jobs(
     location: LanceLocation, jobs: Sequence[tuple[Callable[..., None], tuple[Any, ...]]], parent: int
-) -> int:
-    """In the child process: run ``jobs`` on ``location``'s table; returns the peak RSS (kB).
+) -> tuple[int, int]:
+    """In the child process: run ``jobs`` on ``location``'s table; returns its pid and peak RSS (kB).
 
     The child dies with its parent (``PR_SET_PDEATHSIG``): a killed indexer must not leave a
     process that commits to the table after the run that owned its writer lock is gone.
@@ -443,7 +477,7 @@ def _child_jobs(
     die_with_parent(parent)
     limit_malloc_arenas_from_settings()
     _run_jobs(location.connect(session=writer_session()).open_table(CHUNKS_TABLE), jobs)
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    return os.getpid(), int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
 def _sub_vectors(dimension: int) -> int:

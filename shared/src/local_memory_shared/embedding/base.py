@@ -72,6 +72,14 @@ class Embedder(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release clients/sessions."""
 
+    def release(self) -> bool:
+        """Drop what was loaded to embed (a local model's session); the next call loads it again.
+
+        An index run calls it once its vectors are in (before its final index build). True if
+        anything was dropped.
+        """
+        return False
+
     def check_dimension(self, vectors: np.ndarray) -> np.ndarray:
         """Raise DimensionMismatch unless ``vectors`` has this embedder's dimension."""
         if vectors.ndim != 2 or vectors.shape[1] != self.dimension:

@@ -319,6 +319,8 @@ class OnnxEmbedder(Embedder):
         self._expected_dimension = expected_dimension
         self._declared_dimension = declared_dimension(self._files.config_dir)
         self._loaded: _Loaded | None = None
+        #: The dimension a session answered before :meth:`release` dropped it.
+        self._released_dimension: int | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -396,11 +398,25 @@ class OnnxEmbedder(Embedder):
                 logger.warning("Compact ONNX model unusable, loading the original: %s", exc.message)
         return _Loaded(self._files, self.threads, self._max_tokens, self.low_memory)
 
+    def release(self) -> bool:
+        """Drop the ONNX session and tokenizer (~150 MB resident with MiniLM); loaded again on next use.
+
+        A caller still iterating :meth:`iter_embeddings` keeps its own reference until it ends.
+        """
+        with self._lock:
+            loaded, self._loaded = self._loaded, None
+        if loaded is None:
+            return False
+        # What the session answered stays known, so asking the dimension never reloads it.
+        self._released_dimension = loaded.dimension
+        del loaded
+        return True
+
     @property
     def dimension(self) -> int:
         """Vector dimension: the one ``config.json`` declares while the model is not loaded (asking
         never loads it then; the session is checked against it), else read from the loaded model."""
-        declared = self._declared_dimension
+        declared = self._declared_dimension or self._released_dimension
         if self._loaded is None and declared is not None:
             if self._expected_dimension not in (None, declared):
                 raise DimensionMismatch(
