@@ -100,9 +100,10 @@ def test_the_search_server_releases_library_pages_once_after_its_first_call(tmp_
     assert pageout.calls == 2 and pageout._thread is first_thread  # once per process
 
 
-@pytest.mark.parametrize(("value", "enabled"), [(None, False), ("0", False), ("off", False), ("1", True)])
+@pytest.mark.parametrize(("value", "enabled"), [(None, True), ("0", False), ("off", False), ("1", True)])
 def test_release_library_pages_setting(value, enabled, monkeypatch):
-    """Off by default (opt-in until its latency cost is measured on an idle machine: README)."""
+    """On by default since session 11 (100k chunks, idle: RSS after 1,000 calls 325 -> 261 MB at
+    unchanged p95: README "Memory of a search process"); ``0`` keeps the pages."""
     if value is None:
         monkeypatch.delenv("LOCAL_MEMORY_RELEASE_LIBRARY_PAGES", raising=False)
     else:

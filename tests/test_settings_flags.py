@@ -8,7 +8,7 @@ from local_memory_shared.config import load_settings
 FLAGS = {
     "LOCAL_MEMORY_PREWARM_ENCODER": ("prewarm_encoder", True),
     "LOCAL_MEMORY_COMPACT_QUERY_MODEL": ("compact_query_model", True),
-    "LOCAL_MEMORY_RELEASE_LIBRARY_PAGES": ("release_library_pages", False),
+    "LOCAL_MEMORY_RELEASE_LIBRARY_PAGES": ("release_library_pages", True),
 }
 
 

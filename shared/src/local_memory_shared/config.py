@@ -211,7 +211,7 @@ class Settings:
     malloc_arenas: int = 2
     #: CPU niceness an indexing process takes at start (``LOCAL_MEMORY_INDEX_NICE``; 0 = unchanged).
     index_nice: int = DEFAULT_INDEX_NICE
-    release_library_pages: bool = False
+    release_library_pages: bool = True
 
 
 def load_settings() -> Settings:
@@ -235,7 +235,7 @@ def load_settings() -> Settings:
         compact_query_model=_flag("LOCAL_MEMORY_COMPACT_QUERY_MODEL", True),
         malloc_arenas=_non_negative_int("LOCAL_MEMORY_MALLOC_ARENAS", 2),
         index_nice=_index_nice(),
-        release_library_pages=_flag("LOCAL_MEMORY_RELEASE_LIBRARY_PAGES", False),
+        release_library_pages=_flag("LOCAL_MEMORY_RELEASE_LIBRARY_PAGES", True),
     )
 
 

@@ -14,7 +14,7 @@ it, so ``MALLOC_ARENA_MAX`` is not ours to set), applied from inside with ``mall
 - :class:`IdleTrim`: ``malloc_trim(0)`` once the process has been idle for
   :data:`IDLE_TRIM_SECONDS`, handing the free pages of every arena back to the OS while
   nobody waits for an answer.
-- :class:`LibraryPageout` / :func:`release_library_pages` (opt-in, ``LOCAL_MEMORY_RELEASE_LIBRARY_PAGES=1``):
+- :class:`LibraryPageout` / :func:`release_library_pages` (on unless ``LOCAL_MEMORY_RELEASE_LIBRARY_PAGES=0``):
   once, after a server's first call, ask
   the kernel to reclaim the clean pages of the shared libraries' files (``madvise(MADV_PAGEOUT)``).
   Loading and initialising LanceDB, pyarrow and ONNX Runtime touches far more of their code than
@@ -22,7 +22,10 @@ it, so ``MALLOC_ARENA_MAX`` is not ours to set), applied from inside with ``mall
   Runtime's kernel registry, pyarrow's dataset/S3/Parquet modules that LanceDB imports), and the
   kernel maps 64 KB around every page a fault touches; a search process then kept ~140–190 MB of
   library pages resident: 140 MB before, 74 MB after 1,000 queries with the release (flask,
-  bench/search_memory.py), at p50/p95 ×1.03–1.14 in that run (load 11–18), hence off by default.
+  bench/search_memory.py); at 100k chunks on an idle machine 144 -> 80 MB, RSS 325 -> 261 MB,
+  p95 unchanged over 4 interleaved rounds (bench/real100k.py, session 11), hence on by default.
+  Pages another process maps too (an indexer from the same install) are not reclaimed: they are
+  shared, and the release then lowers the search process's RSS less.
   Only file-backed, read-only mappings with no private (copied-on-write) page are advised: nothing
   anonymous is swapped, and a page another process maps is left alone by the kernel.
 
