@@ -561,10 +561,16 @@ def edit_round(originals: dict[Path, bytes], round_no: int) -> None:
         _replace(path, data + extra.encode())
 
 
+#: Per-call detail of the isolation phases: (phase, seconds since the phase began, ms, the
+#: searcher's stage timings, the published version it answered from); ``stage_breakdown`` reads it.
+_CALLS: list[tuple[str, float, float, dict[str, float], Any]] = []
+
+
 def _busy(
     proc: Any, queries: Any, writer: subprocess.Popen[str] | None, n_idle: int
 ) -> tuple[list[float], int]:
     samples: list[float] = []
+    phase = "idle" if writer is None else "busy"
     failures = 0
     started = time.perf_counter()
     while True:
@@ -582,7 +588,36 @@ def _busy(
             failures += 1
             continue
         samples.append(reply["ms"])
+        at = time.perf_counter() - started
+        _CALLS.append((phase, at, reply["ms"], reply.get("timings") or {}, reply.get("version")))
     return samples, failures
+
+
+def stage_breakdown(calls: Sequence[tuple[str, float, float, dict[str, float], Any]]) -> dict[str, Any]:
+    """Where busy calls lose time: per phase, each searcher stage's p50/p95 (ms), the calls that
+    answered from a version the previous call had not seen (the first call on a newly published
+    version: table reopened, caches cold) against the others, and the slowest busy calls."""
+    from bench.metrics import percentiles
+
+    out: dict[str, Any] = {}
+    for phase in ("idle", "busy"):
+        rows = [c for c in calls if c[0] == phase]
+        stages = sorted({k for c in rows for k in c[3]})
+        out[phase] = {k: percentiles([c[3].get(k, 0.0) for c in rows]) for k in stages}
+    busy = [c for c in calls if c[0] == "busy"]
+    first, rest, seen = [], [], None
+    for c in calls:
+        if c[0] == "busy":
+            (first if c[4] != seen else rest).append(c[2])
+        seen = c[4]
+    out["busy_first_call_on_a_new_version"] = percentiles(first)
+    out["busy_other_calls"] = percentiles(rest)
+    out["busy_new_versions"] = len(first)
+    out["slowest_busy_calls"] = [
+        {"at_s": round(c[1], 2), "ms": c[2], "version": c[4], "timings": c[3]}
+        for c in sorted(busy, key=lambda c: -c[2])[:10]
+    ]
+    return out
 
 
 def measure_isolation(
@@ -665,6 +700,7 @@ def measure_isolation(
 
     out: dict[str, Any] = {
         "rounds": per_round,
+        "stages": stage_breakdown(_CALLS),
         "edited_files": len(originals),
         "idle": idle_p,
         "failed_or_empty_answers": failures,

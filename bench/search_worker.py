@@ -115,6 +115,7 @@ def serve() -> None:
                 "ok": bool(env.get("ok")),
                 "n": len(env.get("results") or []),
                 "timings": meta.get("timings_ms") or {},
+                "version": meta.get("published_version"),
                 "warnings": [w.get("code") for w in env.get("warnings", [])],
                 "error": env.get("error"),
             }

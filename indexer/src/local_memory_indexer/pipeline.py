@@ -469,6 +469,7 @@ class _Run:
     ) -> None:
         if store.created:
             self.state.forget_publications()
+        first_index = self.state.published() is None
         drift = find_drift(store, self.state, interrupted=interrupted)
         summary.files_repaired, summary.repair_reason = len(drift.files), drift.reason
         broken = store.broken_indices()
@@ -505,10 +506,14 @@ class _Run:
             with timer.phase("index"):
                 store.refresh_indices(full=full, rebuild=broken, vectors_complete=False)
                 self.state.publish(store.version)
-            self._embed_pending(pending, store, summary, timer)
+            unpublished = self._embed_pending(pending, store, summary, timer, publish_each=first_index)
+        else:
+            unpublished = []
         self._done_embedding()
         with timer.phase("index"):
             store.refresh_indices(full=full, rebuild=broken, fts_fresh=bool(pending))
+            if unpublished:
+                self.state.publish_vectors(unpublished, store.version)
             self.state.publish(store.version, finished=True, commit=commit)
             self._prune(store)
 
@@ -560,14 +565,28 @@ class _Run:
             self._index_batch((), pending_deleted, store, plan.project_files, commit, summary, timer)
 
     def _embed_pending(
-        self, pending: list[tuple[str, int]], store: ChunkStore, summary: IndexSummary, timer: Timer
-    ) -> None:
-        """Embed the rows published without vectors, a batch of files at a time, each batch published.
+        self,
+        pending: list[tuple[str, int]],
+        store: ChunkStore,
+        summary: IndexSummary,
+        timer: Timer,
+        *,
+        publish_each: bool = True,
+    ) -> list[str]:
+        """Embed the rows published without vectors, a batch of files at a time.
 
+        A first index (``publish_each``) and any change of more than ``FOLD_EVERY_ROWS`` rows
+        publish each batch: the semantic leg joins batch by batch. A smaller re-index publishes
+        its vectors once, with the final fold (the files returned; the caller publishes them):
+        writing a batch's vectors rewrites its rows, and until a fold covers them again every
+        keyword query of a reader of that version scans them outside the full-text index (100k
+        chunks, 100 files edited: the busy searcher's keyword leg p50 12.7 -> 53.6 ms, README).
         A crash or cancel here leaves the last published version readable (keyword-complete,
         partly semantic); ``files.vectors_pending`` tells the next run what is left to embed.
         """
         total = sum(count for _, count in pending)
+        publish_each = publish_each or total > FOLD_EVERY_ROWS
+        unpublished: list[str] = []
         done, since_fold = 0, 0
         self.progress.chunks(0, total)
         for group in _groups(pending, EMBED_BATCH_CHUNKS):
@@ -591,8 +610,12 @@ class _Run:
                 if since_fold >= FOLD_EVERY_ROWS and done < total:
                     store.refresh_indices(full=False, vectors_complete=False)
                     since_fold = 0
-                self.state.publish_vectors(group, store.version)
+                if publish_each:
+                    self.state.publish_vectors(group, store.version)
+                else:
+                    unpublished += group
             self.progress.chunks(done, total)
+        return unpublished
 
     def _done_embedding(self) -> None:
         """Every vector of this run is in: let the model's session go before the final index build.
