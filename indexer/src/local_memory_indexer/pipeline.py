@@ -493,7 +493,17 @@ class _Run:
             plan = plan_files(found.files, known, summary, full=full, drift=drift.files)
             self.state.touch_mtimes(plan.touched)
         summary.files_deleted = len(plan.deleted)
-        self._write_batches(plan, store, commit, summary, timer)
+        # A re-index of up to ``BATCH_FILES`` files folds each batch's rows into the full-text index
+        # before it publishes them (two batches at most: the first holds ``FIRST_BATCH_FILES``): no
+        # published version then holds rows a keyword query must scan outside the index (the
+        # searcher's tail while a project is re-indexed, bench/README.md session 11). A first index
+        # publishes rows at once (keyword answers within seconds), a bigger change folds once after
+        # all its batches, ``full`` and a broken index rebuild the index below.
+        fold_first = (
+            not (first_index or full or broken or self.beside)
+            and FIRST_BATCH_FILES < len(plan.changed) <= BATCH_FILES
+        )
+        self._write_batches(plan, store, commit, summary, timer, fold_first=fold_first)
         if plan.deleted or plan.adds_files:
             # Targets that appeared or vanished change how other files' imports resolve.
             with timer.phase("graph"):
@@ -503,9 +513,10 @@ class _Run:
         if pending:
             # Every row and the full-text index are published before the first vector is computed
             # (keyword search answers for the whole project); the semantic leg joins batch by batch.
-            with timer.phase("index"):
-                store.refresh_indices(full=full, rebuild=broken, vectors_complete=False)
-                self.state.publish(store.version)
+            if not fold_first:  # else each batch was folded before it was published
+                with timer.phase("index"):
+                    store.refresh_indices(full=full, rebuild=broken, vectors_complete=False)
+                    self.state.publish(store.version)
             unpublished = self._embed_pending(pending, store, summary, timer, publish_each=first_index)
         else:
             unpublished = []
@@ -518,7 +529,14 @@ class _Run:
             self._prune(store)
 
     def _write_batches(
-        self, plan: Plan, store: ChunkStore, commit: str, summary: IndexSummary, timer: Timer
+        self,
+        plan: Plan,
+        store: ChunkStore,
+        commit: str,
+        summary: IndexSummary,
+        timer: Timer,
+        *,
+        fold_first: bool = False,
     ) -> None:
         total, done, folded_at = len(plan.changed), 0, 0
         self.progress.files(0, total)
@@ -545,6 +563,7 @@ class _Run:
                     timer,
                     defer=defer,
                     parsed=parsed,
+                    fold=fold_first,
                 )
                 pending_deleted = ()
                 done += len(batch)
@@ -668,6 +687,7 @@ class _Run:
         *,
         defer: bool = False,
         parsed: list[ParsedFile] | None = None,
+        fold: bool = False,
     ) -> None:
         with timer.phase("parse"):
             here = parsed is None
@@ -690,6 +710,10 @@ class _Run:
             replaced = tuple(c.file.path for c in batch) + deleted
             old_count = self.state.count_chunks(replaced)
             store.replace_files(replaced, records, vectors, missing)
+        if fold:  # the rows go out inside the full-text index (``_execute``'s ``fold_first``)
+            with timer.phase("index"):
+                store.refresh_indices(full=False, vectors_complete=False)
+        with timer.phase("write"):
             write = BatchWrite(replaced, deleted, records, file_rows, graphs)
             self.state.write_batch(write, project_files, store.version)
             summary.chunks_written += len(records)
