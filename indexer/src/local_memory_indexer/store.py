@@ -284,15 +284,23 @@ class ChunkStore:
         """
         params = _vector_index_params(rows, self.dimension)
         self._fold(vector=False, rows=rows)
-        jobs: list[tuple[Callable[..., None], tuple[Any, ...]]] = [(_create_index, (params,))]
-        if not VECTOR_INDEX_IN_CHILD:
+        self._run([(_create_index, (params,))], True, "the vector index", "vector index built")
+
+    def _run(
+        self,
+        jobs: list[tuple[Callable[..., None], tuple[Any, ...]]],
+        in_child: bool,
+        what: str,
+        done: str,
+    ) -> None:
+        """Run ``jobs`` on this table: in a child process when ``in_child`` (and
+        ``VECTOR_INDEX_IN_CHILD``), logging ``done`` with the child's pid and peak RSS; else here."""
+        if not (VECTOR_INDEX_IN_CHILD and in_child):
             _run_jobs(self.table, jobs)
             return
-        child = self._in_child(jobs, "the vector index")
+        child = self._in_child(jobs, what)
         if child is not None:
-            log.info(
-                "vector index built in a child process (pid %d, peak RSS %d MB)", child.pid, child.peak_mb
-            )
+            log.info("%s in a child process (pid %d, peak RSS %d MB)", done, child.pid, child.peak_mb)
 
     def _in_child(
         self, jobs: list[tuple[Callable[..., None], tuple[Any, ...]]], what: str
@@ -355,12 +363,7 @@ class ChunkStore:
             # laravel (16k chunks) peaked at ~610 MB with pylance and ~520 MB without
             # (bench/indexer_phases.py). From ``FOLD_IN_CHILD_MIN_ROWS`` rows, in a child process.
             rows = self.count() if rows is None else rows
-            if VECTOR_INDEX_IN_CHILD and rows >= FOLD_IN_CHILD_MIN_ROWS:
-                child = self._in_child([(_optimize, ())], "a fold")
-                if child is not None:
-                    log.info("folded in a child process (pid %d, peak RSS %d MB)", child.pid, child.peak_mb)
-                return
-            _optimize(self.table)
+            self._run([(_optimize, ())], rows >= FOLD_IN_CHILD_MIN_ROWS, "a fold", "folded")
             return
         dataset = self.table.to_lance()
         dataset.optimize.compact_files()
@@ -414,12 +417,7 @@ class ChunkStore:
             # Lance prunes by age (now - older_than). The latest version was written just now, so
             # measuring from it keeps ``keep_from`` and everything after it, whatever the clock zone.
             age = max(stamps.values()) - stamps[keep_from] + timedelta(seconds=2)
-            if VECTOR_INDEX_IN_CHILD and self.count() >= FOLD_IN_CHILD_MIN_ROWS:
-                child = self._in_child([(_cleanup, (age,))], "pruning")
-                if child is not None:
-                    log.info("pruned in a child process (pid %d, peak RSS %d MB)", child.pid, child.peak_mb)
-                return
-            _cleanup(self.table, age)
+            self._run([(_cleanup, (age,))], self.count() >= FOLD_IN_CHILD_MIN_ROWS, "pruning", "pruned")
         except Exception as exc:  # pruning is housekeeping: never fail a published run on it
             log.warning("pruning old LanceDB versions failed: %s", exc)
 
