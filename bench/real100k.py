@@ -561,13 +561,13 @@ def edit_round(originals: dict[Path, bytes], round_no: int) -> None:
         _replace(path, data + extra.encode())
 
 
-#: Per-call detail of the isolation phases: (phase, seconds since the phase began, ms, the
-#: searcher's stage timings, the published version it answered from); ``stage_breakdown`` reads it.
-_CALLS: list[tuple[str, float, float, dict[str, float], Any]] = []
+#: One isolation call: (phase, seconds since the phase began, ms, the searcher's stage timings,
+#: the published version it answered from); ``stage_breakdown`` reads a list of them.
+Call = tuple[str, float, float, dict[str, float], Any]
 
 
 def _busy(
-    proc: Any, queries: Any, writer: subprocess.Popen[str] | None, n_idle: int
+    proc: Any, queries: Any, writer: subprocess.Popen[str] | None, n_idle: int, calls: list[Call]
 ) -> tuple[list[float], int]:
     samples: list[float] = []
     phase = "idle" if writer is None else "busy"
@@ -589,11 +589,11 @@ def _busy(
             continue
         samples.append(reply["ms"])
         at = time.perf_counter() - started
-        _CALLS.append((phase, at, reply["ms"], reply.get("timings") or {}, reply.get("version")))
+        calls.append((phase, at, reply["ms"], reply.get("timings") or {}, reply.get("version")))
     return samples, failures
 
 
-def stage_breakdown(calls: Sequence[tuple[str, float, float, dict[str, float], Any]]) -> dict[str, Any]:
+def stage_breakdown(calls: Sequence[Call]) -> dict[str, Any]:
     """Where busy calls lose time: per phase, each searcher stage's p50/p95 (ms), the calls that
     answered from a version the previous call had not seen (the first call on a newly published
     version: table reopened, caches cold) against the others, and the slowest busy calls."""
@@ -643,11 +643,12 @@ def measure_isolation(
     idle_all: list[float] = []
     busy_by: dict[str | None, list[float]] = {v: [] for v in variants}
     per_round: list[dict[str, Any]] = []
+    calls: list[Call] = []
     failures = 0
     edits = 0
     try:
         for r in range(rounds):
-            idle, f_idle = _busy(proc, queries, None, n_idle)
+            idle, f_idle = _busy(proc, queries, None, n_idle, calls)
             idle_all += idle
             failures += f_idle
             shift = r % len(variants)
@@ -661,7 +662,7 @@ def measure_isolation(
                 t0 = time.perf_counter()
                 with open(CACHE / f"isolation-round{r}-{variant}.log", "w") as err:
                     writer = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
-                    busy, f_busy = _busy(proc, queries, writer, n_idle)
+                    busy, f_busy = _busy(proc, queries, writer, n_idle, calls)
                     out_text, _ = writer.communicate(timeout=1800)
                 seconds = time.perf_counter() - t0
                 summary = _summary(out_text) if "{" in out_text else {}
@@ -700,7 +701,7 @@ def measure_isolation(
 
     out: dict[str, Any] = {
         "rounds": per_round,
-        "stages": stage_breakdown(_CALLS),
+        "stages": stage_breakdown(calls),
         "edited_files": len(originals),
         "idle": idle_p,
         "failed_or_empty_answers": failures,
