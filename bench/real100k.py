@@ -620,6 +620,17 @@ def stage_breakdown(calls: Sequence[Call]) -> dict[str, Any]:
     return out
 
 
+def _writer_env(variant: str) -> dict[str, str]:
+    """The writer's environment for an isolation variant ``NICE`` or ``NICE/THREADS``: the niceness
+    (``0``-``19`` or ``idle``) as ``LOCAL_MEMORY_INDEX_NICE``; THREADS caps ONNX Runtime's
+    (``LOCAL_MEMORY_EMBED_THREADS``) and Lance's compute threads (``LANCE_CPU_THREADS``)."""
+    nice, _, threads = variant.partition("/")
+    env = {"LOCAL_MEMORY_INDEX_NICE": nice}
+    if threads:
+        env.update({"LOCAL_MEMORY_EMBED_THREADS": threads, "LANCE_CPU_THREADS": threads})
+    return env
+
+
 def measure_isolation(
     proc: Any,
     queries: Any,
@@ -631,8 +642,8 @@ def measure_isolation(
 ) -> dict[str, Any]:
     """Idle and busy (same project re-indexed after edits) phases, interleaved ``rounds`` times.
 
-    ``writer_nice`` (e.g. ``("0", "10")``): each round has one busy phase per value, the writer
-    started with ``LOCAL_MEMORY_INDEX_NICE`` set to it (order rotated every round), and each value
+    ``writer_nice`` (e.g. ``("0", "10", "idle/1")``): each round has one busy phase per value, the
+    writer started with the environment :func:`_writer_env` gives (order rotated every round), and each value
     gets its own busy percentiles and ratio to the pooled idle phases. Empty: one busy phase per
     round with the environment as it is.
     """
@@ -657,10 +668,10 @@ def measure_isolation(
                 edits += 1
                 env = _env()
                 if variant is not None:
-                    env["LOCAL_MEMORY_INDEX_NICE"] = variant
+                    env.update(_writer_env(variant))
                 cmd = [sys.executable, "-m", "local_memory_indexer.cli", "index", str(PROJECT), "--json"]
                 t0 = time.perf_counter()
-                with open(CACHE / f"isolation-round{r}-{variant}.log", "w") as err:
+                with open(CACHE / f"isolation-round{r}-{str(variant).replace('/', '-t')}.log", "w") as err:
                     writer = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
                     busy, f_busy = _busy(proc, queries, writer, n_idle, calls)
                     out_text, _ = writer.communicate(timeout=1800)
@@ -850,7 +861,8 @@ def main(argv: list[str] | None = None) -> int:
         "--writer-nice",
         default="",
         metavar="N,M",
-        help="isolation: one busy phase per value per round, the re-index run with LOCAL_MEMORY_INDEX_NICE=value",
+        help="isolation: one busy phase per value per round, the re-index run with LOCAL_MEMORY_INDEX_NICE=value "
+        "(0-19 or idle); value/T also caps the writer's ONNX and Lance threads at T (e.g. 10,idle/1)",
     )
     ns = parser.parse_args(argv)
     if ns.step == "build":

@@ -109,12 +109,13 @@ def test_an_index_run_works_at_the_lower_priority(tmp_path):
     assert result["nice"] == max(BASE, 10)
 
 
-def test_a_bad_setting_is_an_error_naming_the_variable(tmp_path):
+@pytest.mark.parametrize("bad", ["25", "idel"])
+def test_a_bad_setting_is_an_error_naming_the_variable(bad, tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "local_memory_indexer.cli", "index", str(tmp_path), "--json"],
         env={
             **os.environ,
-            "LOCAL_MEMORY_INDEX_NICE": "25",
+            "LOCAL_MEMORY_INDEX_NICE": bad,
             "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path / "data"),
         },
         capture_output=True,
@@ -125,3 +126,83 @@ def test_a_bad_setting_is_an_error_naming_the_variable(tmp_path):
     envelope = json.loads(out.stdout)
     assert envelope["ok"] is False
     assert "LOCAL_MEMORY_INDEX_NICE" in json.dumps(envelope["error"])
+
+
+#: Like PROBE, but prints each thread's scheduling class, including a thread started after the call.
+CLASS_PROBE = textwrap.dedent(
+    """
+    import json, os, threading
+    started = threading.Event()
+    stop = threading.Event()
+    def worker():
+        started.set()
+        stop.wait()
+    threading.Thread(target=worker, daemon=True).start()
+    started.wait()
+    {call}
+    later = threading.Event()
+    threading.Thread(target=lambda: (later.set(), stop.wait()), daemon=True).start()
+    later.wait()
+    classes = sorted(os.sched_getscheduler(int(tid)) for tid in os.listdir("/proc/self/task"))
+    stop.set()
+    print(json.dumps({"classes": classes, "idle": os.SCHED_IDLE, "nice": os.getpriority(os.PRIO_PROCESS, 0)}))
+    """
+)
+
+
+def _classes(setting: str | None, tmp_path) -> dict:
+    env = {**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path)}
+    env.pop("LOCAL_MEMORY_INDEX_NICE", None)
+    if setting is not None:
+        env["LOCAL_MEMORY_INDEX_NICE"] = setting
+    code = CLASS_PROBE.replace(
+        "{call}", "from local_memory_shared.priority import lower_indexer_priority; lower_indexer_priority()"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_idle_puts_every_thread_in_the_idle_class_and_new_threads_inherit_it(tmp_path):
+    got = _classes("idle", tmp_path)
+    assert len(got["classes"]) >= 3  # main, the thread alive before, the one started after
+    assert got["classes"] == [got["idle"]] * len(got["classes"])
+    assert got["nice"] == 19  # the fallback where there is no SCHED_IDLE, set here too
+
+
+@pytest.mark.parametrize("setting", [None, "10", "0"])
+def test_a_niceness_leaves_the_normal_class(setting, tmp_path):
+    got = _classes(setting, tmp_path)
+    assert got["idle"] not in got["classes"]
+    assert set(got["classes"]) == {os.SCHED_OTHER}
+
+
+def test_an_index_run_in_the_idle_class_completes(tmp_path):
+    """A whole ``index`` run (its parse workers and store children inherit the class) gives its summary."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "app.py").write_text("def greet(name):\n    return f'hello {name}'\n")
+    code = (
+        "import contextlib, io, json, os, sys\n"
+        "from local_memory_indexer.cli import main\n"
+        "buf = io.StringIO()\n"
+        "with contextlib.redirect_stdout(buf): rc = main(['index', sys.argv[1], '--json'])\n"
+        "print(json.dumps({'rc': rc, 'cls': os.sched_getscheduler(0), 'out': json.loads(buf.getvalue())}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(project)],
+        env={
+            **os.environ,
+            "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path / "data"),
+            "LOCAL_MEMORY_INDEX_NICE": "idle",
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["rc"] == 0
+    assert result["out"]["data"]["files_parsed"] == 1
+    assert result["cls"] == os.SCHED_IDLE

@@ -103,7 +103,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise InvalidArgument("--address and --ray-actors need --ray", field="address")
     settings = load_settings()
     # Searches first: a (re-)index is throughput work beside a person waiting (shared.priority).
-    lower_cpu_priority(settings.index_nice)
+    lower_cpu_priority(settings.index_nice, idle=settings.index_idle)
     embedder = None
     parser = None
     if args.ray:

@@ -64,7 +64,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "LOCAL_MEMORY_INDEX_NICE": (
         str(DEFAULT_INDEX_NICE),
         "CPU niceness (0-19) an indexing process (index command, indexer server) takes at start, so searches "
-        "come first while a project is (re-)indexed; 0 leaves the priority it was started with.",
+        "come first while a project is (re-)indexed; 0 leaves the priority it was started with; idle: Linux's "
+        "SCHED_IDLE class (the indexer runs only on CPU time nothing else wants; niceness 19 elsewhere).",
     ),
     "LOCAL_MEMORY_HTTP_TOKEN": ("—", "Bearer token the MCP servers require on --http (or pass --token)."),
     "LOCAL_MEMORY_HTTP_SESSION_IDLE_SECONDS": (
@@ -211,6 +212,8 @@ class Settings:
     malloc_arenas: int = 2
     #: CPU niceness an indexing process takes at start (``LOCAL_MEMORY_INDEX_NICE``; 0 = unchanged).
     index_nice: int = DEFAULT_INDEX_NICE
+    #: ``LOCAL_MEMORY_INDEX_NICE=idle``: the indexer also takes Linux's SCHED_IDLE class (``priority``).
+    index_idle: bool = False
     release_library_pages: bool = True
 
 
@@ -235,16 +238,27 @@ def load_settings() -> Settings:
         compact_query_model=_flag("LOCAL_MEMORY_COMPACT_QUERY_MODEL", True),
         malloc_arenas=_non_negative_int("LOCAL_MEMORY_MALLOC_ARENAS", 2),
         index_nice=_index_nice(),
+        index_idle=_index_idle(),
         release_library_pages=_flag("LOCAL_MEMORY_RELEASE_LIBRARY_PAGES", True),
     )
 
 
+#: ``LOCAL_MEMORY_INDEX_NICE``'s word for the SCHED_IDLE class (niceness 19 where there is none).
+INDEX_NICE_IDLE = "idle"
+
+
+def _index_idle() -> bool:
+    return (_env("LOCAL_MEMORY_INDEX_NICE") or "").strip().lower() == INDEX_NICE_IDLE
+
+
 def _index_nice() -> int:
-    """``LOCAL_MEMORY_INDEX_NICE``: a niceness 0-19, or InvalidArgument naming the variable."""
+    """``LOCAL_MEMORY_INDEX_NICE``: a niceness 0-19 (``idle``: 19), or InvalidArgument naming the variable."""
+    if _index_idle():
+        return 19
     value = _non_negative_int("LOCAL_MEMORY_INDEX_NICE", DEFAULT_INDEX_NICE)
     if value > 19:
         raise InvalidArgument(
-            f"LOCAL_MEMORY_INDEX_NICE must be a niceness from 0 to 19, got {value}",
+            f"LOCAL_MEMORY_INDEX_NICE must be a niceness from 0 to 19 or 'idle', got {value}",
             field="LOCAL_MEMORY_INDEX_NICE",
         )
     return value

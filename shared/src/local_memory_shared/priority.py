@@ -13,6 +13,12 @@ indexer starts its pools; the parse processes it spawns inherit it too. It only 
 niceness (an unprivileged process may not lower it again), so a user who starts the indexer under
 ``nice -n 19`` keeps 19.
 
+``LOCAL_MEMORY_INDEX_NICE=idle`` goes further on Linux: every thread also takes the ``SCHED_IDLE``
+class (weight 3 against a normal thread's 1024, and a waking search thread preempts it at once),
+so the indexer runs on CPU time nothing else wants. The price: on a machine kept busy by other
+work (a long compile) the index waits until the cores are free. Threads and processes started
+afterwards inherit the class, like niceness.
+
 Not handled: with the kernel's autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``,
 on for many desktops), processes of different terminal sessions are weighed per session first, so
 niceness only ranks threads within one session. Servers started by the same MCP client share its
@@ -39,19 +45,23 @@ def thread_ids() -> list[int]:
         return [0]
 
 
-def lower_cpu_priority(niceness: int) -> int:
-    """Raise the niceness of every thread of this process to at least ``niceness``.
+def lower_cpu_priority(niceness: int, *, idle: bool = False) -> int:
+    """Raise the niceness of every thread of this process to at least ``niceness``; with ``idle``,
+    also put every thread in the ``SCHED_IDLE`` class where the platform has it.
 
     Answers the niceness of the calling thread afterwards. A thread that ends meanwhile, or a
-    platform without ``setpriority``, is skipped; never raises.
+    platform without ``setpriority`` / ``SCHED_IDLE``, is skipped; never raises.
     """
     if not hasattr(os, "setpriority"):
         return 0
     target = max(0, min(MAX_NICE, niceness))
+    sched_idle = getattr(os, "SCHED_IDLE", None) if idle else None
     for tid in thread_ids():
         try:
             if os.getpriority(os.PRIO_PROCESS, tid) < target:
                 os.setpriority(os.PRIO_PROCESS, tid, target)
+            if sched_idle is not None and os.sched_getscheduler(tid) != sched_idle:
+                os.sched_setscheduler(tid, sched_idle, os.sched_param(0))
         except OSError:  # the thread ended, or the platform refuses per-thread priority
             continue
     return os.getpriority(os.PRIO_PROCESS, 0)
@@ -63,11 +73,12 @@ def lower_indexer_priority() -> int:
     A bad setting is left for the command itself to report (with its field), so this never raises.
     """
     try:
-        niceness = load_settings().index_nice
+        settings = load_settings()
+        niceness, idle = settings.index_nice, settings.index_idle
     except Exception:
-        niceness = DEFAULT_INDEX_NICE
+        niceness, idle = DEFAULT_INDEX_NICE, False
     if niceness <= 0:
         return os.getpriority(os.PRIO_PROCESS, 0) if hasattr(os, "getpriority") else 0
-    now = lower_cpu_priority(niceness)
-    log.debug("indexer CPU niceness %d", now)
+    now = lower_cpu_priority(niceness, idle=idle)
+    log.debug("indexer CPU niceness %d%s", now, " (SCHED_IDLE)" if idle else "")
     return now
