@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 from fakes.ollama_server import FakeOllama
 from lancedb.index import FTS, IvfFlat
+from local_memory_search import store as search_store
 from local_memory_search.store import clear_caches, open_index
 from local_memory_search.tools import call_tool
 from local_memory_shared.config import load_settings
@@ -236,7 +237,8 @@ def test_first_index_still_running_says_so(root, project):
     assert envelope["results"] == [] and codes(envelope) == ["index_building"]
 
 
-def test_first_index_with_published_batches_returns_them_with_a_warning(root, project):
+def test_first_index_with_published_batches_returns_them_with_a_warning(root, project, monkeypatch):
+    monkeypatch.setattr(search_store, "WRITER_CHECK_SECONDS", 0)  # every call looks at the lock
     sql(root, project, "UPDATE projects SET status = 'indexing', last_indexed_at = NULL")
     with running_writer(root, project):
         envelope = ok("search_keyword", query="LruCache")
@@ -245,6 +247,31 @@ def test_first_index_with_published_batches_returns_them_with_a_warning(root, pr
         assert codes(ok("search_keyword", query="LruCache")) == ["index_updating"]
     # The same state with no process holding the lock is a killed run: it says so.
     assert codes(ok("search_keyword", query="LruCache")) == ["index_incomplete"]
+
+
+def test_the_writer_lock_is_read_once_per_window_and_a_killed_writer_shows_after_it(
+    root, project, monkeypatch
+):
+    """Reading /proc/locks costs an RCU grace period (~8 ms): calls within WRITER_CHECK_SECONDS
+    reuse the last look, and a writer gone is reported once the window has passed."""
+    reads = []
+    real = search_store.writer_alive
+
+    def counted(lock_file):
+        reads.append(lock_file)
+        return real(lock_file)
+
+    monkeypatch.setattr(search_store, "writer_alive", counted)
+    monkeypatch.setattr(search_store, "WRITER_CHECK_SECONDS", 2.0)
+    sql(root, project, "UPDATE projects SET status = 'indexing', last_indexed_at = '2026-01-01T00:00:00Z'")
+    with running_writer(root, project):
+        time.sleep(2.0 - time.monotonic() % 2.0)  # start of a window
+        for _ in range(3):
+            assert codes(ok("search_keyword", query="LruCache")) == ["index_updating"]
+        assert len(reads) == 1
+    time.sleep(2.05)
+    assert codes(ok("search_keyword", query="LruCache")) == ["index_incomplete"]
+    assert len(reads) == 2
 
 
 def test_a_dead_indexer_job_is_not_reported_as_building(root, project):
