@@ -128,6 +128,10 @@ def test_declarations_without_body_are_not_definitions() -> None:
             'class A { void f() throws Exception { A.class.getMethod("save").invoke(this); } }',
             [("save", 1)],
         ),
+        ("elixir", "defmodule M do\n  def f(m), do: apply(m, :save, [])\nend\n", [("save", 2)]),
+        ("lua", '-- m\nlocal function f(t, k) t["save"](); t[k]() end\n', [("save", 2), (DYNAMIC_CALLEE, 2)]),
+        ("zig", 'fn f() void { @call(.auto, save, .{}); @field(x, "load")(); }', [("save", 1), ("load", 1)]),
+        ("bash", 'f() { "$handler" x; eval "$cmd"; }\n', [(DYNAMIC_CALLEE, 1), (DYNAMIC_CALLEE, 1)]),
     ],
 )
 def test_dynamic_calls_are_recorded_as_such(
@@ -172,6 +176,9 @@ def test_dynamic_calls_are_recorded_as_such(
             "Db",
         ),
         ("cpp", "void f(Store& s) { s.save(); }", "s.save", "Store"),
+        ("scala", "def f(c: Conn): Unit = c.send()", "c.send", "Conn"),
+        ("scala", "def f(): Unit = { val c = new Conn(); c.send() }", "c.send", "Conn"),
+        ("zig", "fn f(s: *Store) void { s.save(); }", "s.save", "Store"),
     ],
 )
 def test_receiver_types_come_from_declarations(
@@ -223,6 +230,59 @@ def test_imports_split_and_normalise() -> None:
     assert php.imports == (ImportRef("App\\Services\\Logger", 2), ImportRef("App\\Services\\Mailer", 2))
     java = extract("java", "import static a.b.C.d;\nimport a.b.*;\n")
     assert java.imports == (ImportRef("a.b.C.d", 1), ImportRef("a.b.*", 2))
+    scala = extract("scala", "import a.b.{C, D => E, F => _}, g._\nimport h.{I as J, *}\n")
+    assert scala.imports == (
+        ImportRef("a.b.C", 1),
+        ImportRef("a.b.D", 1, ("D as E",)),
+        ImportRef("g.*", 1),
+        ImportRef("h.*", 2),
+        ImportRef("h.I", 2, ("I as J",)),
+    )
+    elixir = extract("elixir", "defmodule M do\n  alias Shop.{Store, Util}\n  import Ecto.Query\nend\n")
+    assert elixir.imports == (
+        ImportRef("Shop.Store", 2),
+        ImportRef("Shop.Util", 2),
+        ImportRef("Ecto.Query", 3),
+    )
+    haskell = extract("haskell", "import qualified Data.Map as M\nimport Data.List (sort)\n")
+    assert haskell.imports == (ImportRef("Data.Map", 1, ("* as M",)), ImportRef("Data.List", 2))
+    lua = extract("lua", '-- m\nlocal a = require("x.y")\nlocal b = require "z"\n')
+    assert lua.imports == (ImportRef("x.y", 2), ImportRef("z", 3))
+    bash = extract("bash", 'source ./lib/a.sh\n. "$DIR/b.sh"\n')
+    assert bash.imports == (ImportRef("./lib/a.sh", 1), ImportRef("$DIR/b.sh", 2))
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "expected"),
+    [
+        (
+            "haskell",
+            "f :: Int -> Int\nf 0 = 1\nf n = n * f (n - 1)\n\ng = f 2\n",
+            [("f", "function", 2, 3), ("g", "function", 5, 5)],
+        ),
+        (
+            "elixir",
+            "defmodule M do\n  def f(0), do: 1\n  def f(n), do: n * f(n - 1)\n  def g, do: f(2)\nend\n",
+            [("M", "module", 1, 5), ("M.f", "method", 2, 3), ("M.g", "method", 4, 4)],
+        ),
+    ],
+)
+def test_clauses_of_one_function_are_one_definition(
+    language: str, text: str, expected: list[tuple[str, str, int, int]]
+) -> None:
+    graph = extract(language, text)
+    assert qualified(graph) == expected
+    # the definition head `def f(n)` is not a call of f; the recursive call in its body is
+    assert [(c.caller_qualified, c.callee_name) for c in graph.calls if c.callee_name == "f"] == [
+        (expected[-2][0], "f"),
+        (expected[-1][0], "f"),
+    ]
+
+
+def test_lua_method_calls_name_their_receiver() -> None:
+    graph = extract("lua", "-- m\nfunction M:run() self:stop(); M.log(1) end\n")
+    assert qualified(graph) == [("M.run", "method", 2, 2)]
+    assert {(c.callee_name, c.callee_text) for c in graph.calls} == {("stop", "self.stop"), ("log", "M.log")}
 
 
 @pytest.mark.parametrize("language", sorted(supported_languages()))
@@ -241,6 +301,12 @@ def test_broken_source_never_raises_and_keeps_what_parses(language: str) -> None
         "ruby": "def good\nend\n",
         "php": "<?php\nfunction good() {}\n",
         "kotlin": "fun good() {}\n",
+        "scala": "def good(): Unit = ()\n",
+        "elixir": "defmodule M do\n  def good, do: 1\nend\n",
+        "haskell": "good = 1\n",
+        "lua": "function good() end\n",
+        "zig": "fn good() void {}\n",
+        "bash": "good() { :; }\n",
     }[language]
     broken = good + "\n}}} ((( def class fn func @@ \x00\xff\xfe garbage <<<\n"
     graph = extract_file_graph(
@@ -269,7 +335,8 @@ def test_query_files_follow_the_capture_convention() -> None:
         patterns = "\n".join(
             line for line in query_source(language).splitlines() if not line.lstrip().startswith(";")
         )
-        captures = set(re.findall(r"@([\w.]+)", patterns))
+        # string literals of predicates may hold an `@` (Zig's "@import")
+        captures = set(re.findall(r"@([\w.]+)", re.sub(r'"(?:[^"\\]|\\.)*"', '""', patterns)))
         assert captures, language
         assert {c for c in captures if not allowed.match(c)} == set(), language
         assert any(c.startswith("name.definition.") for c in captures), language

@@ -640,6 +640,294 @@ CASES: dict[str, dict[str, object]] = {
             ("src/main.php", "App\\Store", "src/Store.php"),
         },
     },
+    "scala": {
+        "files": {
+            "src/main/scala/shop/store/Store.scala": """
+                package shop.store
+
+                import scala.collection.mutable
+
+                class Store(dir: String) {
+                  def save(item: String): Unit = encode(item)
+                  private def encode(item: String): String = item.trim
+                }
+
+                object Store {
+                  def open(): Store = new Store("d")
+                }
+            """,
+            "src/main/scala/shop/App.scala": """
+                package shop
+
+                import shop.store.Store
+
+                object App {
+                  def main(args: Array[String]): Unit = { val s = Store.open(); s.save("x"); run() }
+                  def run(): Unit = println("ok")
+                }
+            """,
+        },
+        "symbols": {
+            ("src/main/scala/shop/store/Store.scala", "Store", "class"),
+            ("src/main/scala/shop/store/Store.scala", "Store.save", "method"),
+            ("src/main/scala/shop/store/Store.scala", "Store.encode", "method"),
+            ("src/main/scala/shop/store/Store.scala", "Store.open", "method"),
+            ("src/main/scala/shop/App.scala", "App", "class"),
+            ("src/main/scala/shop/App.scala", "App.main", "method"),
+            ("src/main/scala/shop/App.scala", "App.run", "method"),
+        },
+        "calls": {
+            (
+                "src/main/scala/shop/store/Store.scala:Store.save",
+                "src/main/scala/shop/store/Store.scala:Store.encode",
+            ),
+            (
+                "src/main/scala/shop/store/Store.scala:Store.open",
+                "src/main/scala/shop/store/Store.scala:Store",
+            ),
+            ("src/main/scala/shop/App.scala:App.main", "src/main/scala/shop/store/Store.scala:Store.open"),
+            ("src/main/scala/shop/App.scala:App.main", "src/main/scala/shop/store/Store.scala:Store.save"),
+            ("src/main/scala/shop/App.scala:App.main", "src/main/scala/shop/App.scala:App.run"),
+        },
+        "imports": {
+            ("src/main/scala/shop/store/Store.scala", "scala.collection.mutable", None),
+            ("src/main/scala/shop/App.scala", "shop.store.Store", "src/main/scala/shop/store/Store.scala"),
+        },
+    },
+    "elixir": {
+        "files": {
+            "lib/shop/store.ex": """
+                defmodule Shop.Store do
+                  alias Shop.HTTPClient
+
+                  def save(item) do
+                    item |> encode() |> HTTPClient.post()
+                  end
+
+                  defp encode(nil), do: ""
+                  defp encode(item), do: to_string(item)
+                end
+            """,
+            "lib/shop/http_client.ex": """
+                defmodule Shop.HTTPClient do
+                  require Logger
+
+                  def post(body) do
+                    Logger.info(body)
+                    apply(__MODULE__, :send_request, [body])
+                  end
+
+                  def send_request(body), do: body
+                end
+            """,
+        },
+        "symbols": {
+            ("lib/shop/store.ex", "Shop.Store", "module"),
+            ("lib/shop/store.ex", "Shop.Store.save", "method"),
+            ("lib/shop/store.ex", "Shop.Store.encode", "method"),
+            ("lib/shop/http_client.ex", "Shop.HTTPClient", "module"),
+            ("lib/shop/http_client.ex", "Shop.HTTPClient.post", "method"),
+            ("lib/shop/http_client.ex", "Shop.HTTPClient.send_request", "method"),
+        },
+        "calls": {
+            ("lib/shop/store.ex:Shop.Store.save", "lib/shop/store.ex:Shop.Store.encode"),
+            ("lib/shop/store.ex:Shop.Store.save", "lib/shop/http_client.ex:Shop.HTTPClient.post"),
+        },
+        "imports": {
+            ("lib/shop/store.ex", "Shop.HTTPClient", "lib/shop/http_client.ex"),
+            ("lib/shop/http_client.ex", "Logger", None),
+        },
+    },
+    "haskell": {
+        "files": {
+            "src/Shop/Store.hs": """
+                module Shop.Store (Store, save) where
+
+                import qualified Data.Map as M
+
+                data Store = Store (M.Map String Int)
+
+                class Saver a where
+                  persist :: a -> IO ()
+
+                save :: Store -> String -> IO ()
+                save s item = do
+                  encode item
+                  pure ()
+
+                encode :: String -> IO ()
+                encode "" = pure ()
+                encode item = print item
+            """,
+            "app/Main.hs": """
+                module Main where
+
+                import Shop.Store (Store, save)
+
+                main :: IO ()
+                main = save undefined "x" >> run
+
+                run = putStrLn "ok"
+            """,
+        },
+        "symbols": {
+            ("src/Shop/Store.hs", "Store", "type"),
+            ("src/Shop/Store.hs", "Saver", "interface"),
+            ("src/Shop/Store.hs", "save", "function"),
+            ("src/Shop/Store.hs", "encode", "function"),
+            ("app/Main.hs", "main", "function"),
+            ("app/Main.hs", "run", "function"),
+        },
+        "calls": {
+            ("src/Shop/Store.hs:save", "src/Shop/Store.hs:encode"),
+            ("app/Main.hs:main", "src/Shop/Store.hs:save"),
+        },
+        "imports": {
+            ("src/Shop/Store.hs", "Data.Map", None),
+            ("app/Main.hs", "Shop.Store", "src/Shop/Store.hs"),
+        },
+    },
+    "lua": {
+        "files": {
+            "lua/shop/store.lua": """
+                -- the store
+                local json = require("cjson")
+                local M = {}
+
+                local function encode(item)
+                  return json.encode(item)
+                end
+
+                function M.save(item)
+                  return encode(item)
+                end
+
+                function M:flush()
+                  self:reset()
+                end
+
+                function M:reset() end
+
+                return M
+            """,
+            "lua/shop/init.lua": """
+                -- (a first statement `local x = f(...)` is an ERROR in this Lua grammar)
+                local store = require("shop.store")
+
+                local function main()
+                  store.save("x")
+                end
+
+                return { main = main }
+            """,
+        },
+        "symbols": {
+            ("lua/shop/store.lua", "encode", "function"),
+            ("lua/shop/store.lua", "M.save", "method"),
+            ("lua/shop/store.lua", "M.flush", "method"),
+            ("lua/shop/store.lua", "M.reset", "method"),
+            ("lua/shop/init.lua", "main", "function"),
+        },
+        "calls": {
+            ("lua/shop/store.lua:M.save", "lua/shop/store.lua:encode"),
+            ("lua/shop/store.lua:M.flush", "lua/shop/store.lua:M.reset"),
+            ("lua/shop/init.lua:main", "lua/shop/store.lua:M.save"),
+        },
+        "imports": {
+            ("lua/shop/store.lua", "cjson", None),
+            ("lua/shop/init.lua", "shop.store", "lua/shop/store.lua"),
+        },
+    },
+    "zig": {
+        "files": {
+            "src/store.zig": """
+                const std = @import("std");
+
+                pub const Store = struct {
+                    count: u32,
+
+                    pub fn init() Store {
+                        return Store{ .count = 0 };
+                    }
+
+                    pub fn save(self: *Store, item: u32) void {
+                        self.count += encode(item);
+                    }
+                };
+
+                fn encode(item: u32) u32 {
+                    return item;
+                }
+            """,
+            "src/main.zig": """
+                const store = @import("store.zig");
+
+                pub fn main() void {
+                    var s = store.Store.init();
+                    run(&s);
+                }
+
+                fn run(s: *store.Store) void {
+                    s.save(1);
+                }
+            """,
+        },
+        "symbols": {
+            ("src/store.zig", "Store", "struct"),
+            ("src/store.zig", "Store.init", "method"),
+            ("src/store.zig", "Store.save", "method"),
+            ("src/store.zig", "encode", "function"),
+            ("src/main.zig", "main", "function"),
+            ("src/main.zig", "run", "function"),
+        },
+        "calls": {
+            ("src/store.zig:Store.save", "src/store.zig:encode"),
+            ("src/main.zig:main", "src/store.zig:Store.init"),
+            ("src/main.zig:main", "src/main.zig:run"),
+            ("src/main.zig:run", "src/store.zig:Store.save"),
+        },
+        "imports": {
+            ("src/store.zig", "std", None),
+            ("src/main.zig", "store.zig", "src/store.zig"),
+        },
+    },
+    "bash": {
+        "files": {
+            "lib/util.sh": """
+                log_msg() {
+                  echo "$@" >&2
+                }
+            """,
+            "bin/run.sh": """
+                #!/usr/bin/env bash
+                DIR="$(cd "$(dirname "$0")" && pwd)"
+                source "$DIR/../lib/util.sh"
+
+                function save() {
+                  log_msg "saving $1"
+                }
+
+                main() {
+                  save "$@"
+                }
+
+                main "$@"
+            """,
+        },
+        "symbols": {
+            ("lib/util.sh", "log_msg", "function"),
+            ("bin/run.sh", "save", "function"),
+            ("bin/run.sh", "main", "function"),
+        },
+        "calls": {
+            ("bin/run.sh:save", "lib/util.sh:log_msg"),
+            ("bin/run.sh:main", "bin/run.sh:save"),
+            ("bin/run.sh:<module>", "bin/run.sh:main"),
+        },
+        "imports": {
+            ("bin/run.sh", "$DIR/../lib/util.sh", "lib/util.sh"),
+        },
+    },
 }
 
 

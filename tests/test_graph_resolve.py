@@ -128,6 +128,37 @@ def test_c_ruby_php() -> None:
     assert resolve("php", "src/index.php", "Symfony\\Component\\Yaml", php) == []
 
 
+def test_scala_lua_elixir_haskell_zig_bash() -> None:
+    scala = {"src/main/scala/shop/db/Conn.scala", "src/main/scala/shop/util/Log.scala"}
+    importer = "src/main/scala/shop/App.scala"
+    assert resolve("scala", importer, "shop.db.Conn", scala) == ["src/main/scala/shop/db/Conn.scala"]
+    assert resolve("scala", importer, "shop.util.*", scala) == ["src/main/scala/shop/util"]
+    assert resolve("scala", importer, "scala.collection.mutable", scala) == []
+    lua = {"lua/telescope/builtin/init.lua", "lua/telescope/utils.lua", "plugin/x.lua"}
+    assert resolve("lua", "plugin/x.lua", "telescope.utils", lua) == ["lua/telescope/utils.lua"]
+    assert resolve("lua", "plugin/x.lua", "telescope.builtin", lua) == ["lua/telescope/builtin/init.lua"]
+    assert resolve("lua", "plugin/x.lua", "plenary.path", lua) == []
+    ex = {"lib/plug/conn.ex", "lib/plug/html.ex", "lib/plug/conn/utils.ex", "test/test_helper.exs"}
+    assert resolve("elixir", "lib/plug.ex", "Plug.Conn.Utils", ex) == ["lib/plug/conn/utils.ex"]
+    assert resolve("elixir", "lib/plug.ex", "Plug.HTML", ex) == ["lib/plug/html.ex"]
+    assert resolve("elixir", "lib/plug.ex", "Logger", ex | {"lib/x/logger.ex"}) == []
+    assert resolve("elixir", "lib/plug.ex", ":crypto", ex) == []
+    hs = {"src/Data/Aeson/Types.hs", "app/Main.hs"}
+    assert resolve("haskell", "app/Main.hs", "Data.Aeson.Types", hs) == ["src/Data/Aeson/Types.hs"]
+    assert resolve("haskell", "app/Main.hs", "Data.Map.Strict", hs) == []
+    zig = {"src/zls.zig", "src/analysis.zig", "build.zig"}
+    assert resolve("zig", "src/main.zig", "analysis.zig", zig) == ["src/analysis.zig"]
+    assert resolve("zig", "tests/t.zig", "zls", zig) == ["src/zls.zig"]
+    assert resolve("zig", "src/main.zig", "std", zig | {"src/std.zig"}) == []
+    sh = {"libexec/bats-core/bats-exec-file", "lib/bats-core/common.bash", "nvm.sh", "test/common.sh"}
+    assert resolve("bash", "test/t.sh", "$BATS_ROOT/lib/bats-core/common.bash", sh) == [
+        "lib/bats-core/common.bash"
+    ]
+    assert resolve("bash", "test/t.sh", "${BASH_SOURCE%/*}/common.sh", sh) == ["test/common.sh"]
+    assert resolve("bash", "test/t.sh", '$(dirname "$0")/../nvm.sh', sh) == ["nvm.sh"]
+    assert resolve("bash", "test/t.sh", "$HOME/.nvm/$VERSION/x.sh", sh) == []
+
+
 def test_targets_are_files_unless_packages() -> None:
     project = project_index(frozenset({"a.py", "b.py"}))
     assert [t.kind for t in resolve_import("python", "a.py", ImportRef("b", 1), project)] == [FILE]

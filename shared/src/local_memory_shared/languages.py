@@ -417,6 +417,8 @@ _LANGUAGES: tuple[Language, ...] = (
             comments=frozenset({"comment", "block_comment"}),
             attachable=frozenset({"annotation"}),
         ),
+        tags=True,
+        graph=GraphPolicy(scoped=True, package_dirs=True, implicit_this=True),
     ),
     Language(
         "elixir",
@@ -445,6 +447,8 @@ _LANGUAGES: tuple[Language, ...] = (
             structural_line=_BLANK,
         ),
         modules_hold_methods=True,
+        tags=True,
+        graph=GraphPolicy(scoped=True, implicit_this=True, bare_call_methods="all"),
     ),
     Language(
         "haskell",
@@ -470,6 +474,9 @@ _LANGUAGES: tuple[Language, ...] = (
             comment_prefix="--",
             structural_line=_BLANK,
         ),
+        tags=True,
+        # every call is bare, class methods included; a name comes from this module or an import
+        graph=GraphPolicy(scoped=True, bare_call_methods="all"),
     ),
     Language(
         "lua",
@@ -485,6 +492,7 @@ _LANGUAGES: tuple[Language, ...] = (
             comment_prefix="--",
             structural_line=_BLANK,
         ),
+        tags=True,
     ),
     Language(
         "bash",
@@ -495,6 +503,7 @@ _LANGUAGES: tuple[Language, ...] = (
             comment_prefix="#",
             structural_line=_BLANK,
         ),
+        tags=True,
     ),
     Language(
         "zig",
@@ -514,6 +523,9 @@ _LANGUAGES: tuple[Language, ...] = (
             self_bodied=frozenset({"struct_declaration", "enum_declaration", "union_declaration"}),
             structural_line=_BRACES_ONLY,
         ),
+        tags=True,
+        # a bare name is declared in the file or reached through an @import
+        graph=GraphPolicy(scoped=True),
     ),
     Language("markdown", ("md", "markdown"), "markdown"),
 )

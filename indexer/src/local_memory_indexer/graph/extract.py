@@ -33,7 +33,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from local_memory_shared.languages import GRAPH_LANGUAGES, LANGUAGES, modules_hold_methods
+from local_memory_shared.languages import GRAPH_LANGUAGES, LANGUAGES, modules_hold_methods, syntax_of
 from local_memory_shared.languages import SYMBOL_CONTAINER_KINDS as CONTAINER_KINDS
 
 from .. import treesitter
@@ -48,6 +48,9 @@ _LEADING_NOISE = re.compile(r"^(?:\s*(?:new\s+|<|await\s+))+")
 _MAX_CALLEE_TEXT = 200
 _SELF_PREFIX = re.compile(r"^(?:self\.|this\.|cls\.|\$this->|@)")
 _RECEIVER_SPLIT = re.compile(r"(?:::|\?->|->|\.|\\)(?=[^.:>\\]*$)")
+_SCALA_AS = re.compile(r"\s+as\s+")
+#: one clause of a Scala import: a dotted path, optionally ending in a ``{...}`` selector group
+_SCALA_CLAUSES = re.compile(r"[^,{}]+(?:\{[^}]*\})?")
 #: placeholder "types" of inferred declarations
 _NOT_TYPES = frozenset({"var", "val", "let", "auto", "const", "Self", "self"})
 
@@ -140,6 +143,11 @@ class _Def:
     pattern: int
     is_scope: bool = False
     qualified: str = ""
+    #: last line (1-based); clauses joined into one definition extend it
+    end_line: int = 0
+
+    def __post_init__(self) -> None:
+        self.end_line = self.end_line or self.node.end_point[0] + 1
 
 
 @dataclass
@@ -152,6 +160,8 @@ class _Matches:
     imports: dict[tuple[Any, ...], tuple[Any, list[str]]] = field(default_factory=dict)
     import_nodes: set[tuple[int, int, str]] = field(default_factory=set)
     local_types: list[tuple[Any, str, str]] = field(default_factory=list)
+    #: name nodes of definitions: an Elixir ``def f(x)`` head is a call node, not a call
+    def_names: set[tuple[int, int, str]] = field(default_factory=set)
 
 
 def extract_file_graph(file_path: str, source: bytes, language: str) -> FileGraph:
@@ -165,6 +175,11 @@ def extract_file_graph(file_path: str, source: bytes, language: str) -> FileGrap
             _take_match(found, pattern, captures, source)
     defs = found.defs
     _qualify(defs, language)
+    kept = sorted(
+        (d for d in defs.values() if not d.is_scope), key=lambda d: (d.node.start_byte, d.qualified)
+    )
+    if syntax_of(language).joins_clauses:
+        kept = _join_clauses(kept)
     symbols = tuple(
         sorted(
             (
@@ -173,18 +188,36 @@ def extract_file_graph(file_path: str, source: bytes, language: str) -> FileGrap
                     qualified_name=d.qualified,
                     kind=d.kind,
                     start_line=d.node.start_point[0] + 1,
-                    end_line=d.node.end_point[0] + 1,
+                    end_line=d.end_line,
                 )
-                for d in defs.values()
-                if not d.is_scope
+                for d in kept
             ),
             key=lambda s: (s.start_line, s.qualified_name),
         )
     )
     types = _local_types(defs, found.local_types)
-    call_sites = _call_sites(defs, found.calls, found.dynamic, found.import_nodes, types, source, language)
+    calls = {key: call for key, call in found.calls.items() if _key(call[1]) not in found.def_names}
+    call_sites = _call_sites(defs, calls, found.dynamic, found.import_nodes, types, source, language)
     import_refs = _import_refs(found.imports, source, language)
     return FileGraph(symbols=symbols, calls=call_sites, imports=import_refs)
+
+
+def _join_clauses(defs: list[_Def]) -> list[_Def]:
+    """Consecutive sibling definitions of one name are one: Haskell equations, Elixir function clauses."""
+    out: list[_Def] = []
+    for d in defs:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and (last.qualified, last.kind) == (d.qualified, d.kind)
+            and last.node.parent is not None
+            and d.node.parent is not None
+            and _key(last.node.parent) == _key(d.node.parent)
+        ):
+            last.end_line = max(last.end_line, d.end_line)
+        else:
+            out.append(d)
+    return out
 
 
 def _take_match(found: _Matches, pattern: int, captures: dict[str, Any], source: bytes) -> None:
@@ -201,6 +234,8 @@ def _take_match(found: _Matches, pattern: int, captures: dict[str, Any], source:
     for capture, node in captures.items():
         if capture.startswith("definition."):
             _take_definition(found.defs, pattern, capture, node, captures, source)
+            if (name_node := captures.get("name." + capture)) is not None:
+                found.def_names.add(_key(name_node))
         elif capture == "scope":
             name_node = captures.get("name.scope")
             key = _key(node)
@@ -325,6 +360,8 @@ def _call_sites(
             continue  # require('x') is an import; send(:x) is a dynamic call
         name = treesitter.node_text(name_node, source)
         text = _callee_text(node, name_node, source)
+        if language == "lua":
+            text = text.replace(":", ".")  # `obj:method()` passes obj as self: a method call on obj
         if name == constructor and "." in text:
             # Foo.new constructs Foo: the call goes to the class
             name = _QUALIFIER_SPLIT.split(text)[-2] or name
@@ -477,9 +514,36 @@ def _normalise_import(
         return [ImportRef(module, line)]
     if language == "csharp":
         return [ImportRef(_clean(module), line)]
+    if language == "scala":
+        return _scala_imports(module, line)
+    if language == "elixir" and "{" in module:
+        # `alias Shop.{Store, Util}` names Shop.Store and Shop.Util
+        base, _, group = _clean(module).partition("{")
+        return [ImportRef(base + name, line) for name in group.rstrip("}").split(",") if name]
     if language == "php":
         return [ImportRef(module.lstrip("\\"), line)]
     return [ImportRef(_unquote(module), line, names)]
+
+
+def _scala_imports(statement: str, line: int) -> list[ImportRef]:
+    """``import a.b.{C, D => E}, f.g._`` → ``a.b.C``, ``a.b.D`` (as ``E``), ``f.g.*``; hidden names dropped."""
+    text = _clean(_SCALA_AS.sub("=>", statement)).removeprefix("import")
+    out: list[ImportRef] = []
+    for clause in _SCALA_CLAUSES.findall(text):
+        base, _, selectors = clause.partition("{")
+        if not selectors:
+            base, _, last = clause.rpartition(".")
+            selectors = last
+        for selector in selectors.rstrip("}").split(","):
+            name, _, alias = selector.partition("=>")
+            if not name or alias == "_":
+                continue  # `{x => _}` hides x
+            module = f"{base.rstrip('.')}.{name}" if base else name
+            if name in ("_", "*", "given"):
+                out.append(ImportRef(f"{base.rstrip('.')}.*", line))
+            else:
+                out.append(ImportRef(module, line, (f"{name} as {alias}",) if alias else ()))
+    return out
 
 
 def _rust_use(argument: str, line: int) -> list[ImportRef]:

@@ -16,11 +16,21 @@ per language and purely from paths (no build files are read):
 - C / C++: quoted ``#include`` relative to the file, then by path suffix.
 - Ruby: ``require_relative``, and ``require`` of a file under ``lib/`` (or the root).
 - PHP: ``require`` / ``include`` of a literal path, ``use`` of a PSR-4 style class path.
+- Scala: as Java (``a.b.C`` → ``a/b/C.scala``, ``a.b.*`` → the package folder).
+- Lua: ``require("a.b")`` → ``a/b.lua`` or ``a/b/init.lua``, at the root or under any folder
+  (Neovim's ``lua/``).
+- Elixir: a module by file-name convention, ``Shop.HTTPClient`` → ``lib/shop/http_client.ex``.
+- Haskell: ``Data.Map`` → ``Data/Map.hs`` under any source folder.
+- Zig: ``@import("x.zig")`` relative to the file; a module name (``@import("clap")``) → ``clap.zig``
+  or ``src/clap.zig``; ``std``, ``builtin`` and ``root`` stay external.
+- Bash: ``source`` / ``.`` of a path, relative to the file or the root, with leading
+  ``$DIR/``-style expansions dropped (whatever is left must be a literal path).
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -40,6 +50,10 @@ _GO_STDLIB_ROOTS = frozenset(
     "unsafe C".split()
 )
 _DOTNET_ROOTS = frozenset({"System", "Microsoft", "Windows"})
+_ZIG_BUILTIN_MODULES = frozenset({"std", "builtin", "root"})
+_SHELL_EXPANSION = re.compile(r"\$\{[^}]*\}|\$\([^)]*\)|\$\w+|`[^`]*`")
+#: Elixir's ``Macro.underscore``: a word boundary before an upper-case letter
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 @dataclass(frozen=True)
@@ -411,6 +425,63 @@ def _php(file_path: str, ref: ImportRef, project: ProjectFiles) -> list[Target]:
     return []
 
 
+def _nearest_of(project: ProjectFiles, suffixes: list[str], near: str) -> list[Target]:
+    """The file nearest to ``near`` among those ending with the first suffix that matches any."""
+    for suffix in suffixes:
+        if suffix in project.files:
+            return [Target(suffix)]
+        if found := _nearest(_by_suffix(project, suffix), near):
+            return [Target(found)]
+    return []
+
+
+def _lua(file_path: str, ref: ImportRef, project: ProjectFiles) -> list[Target]:
+    stem = ref.module.removesuffix(".lua").replace(".", "/")
+    return _nearest_of(project, [f"{stem}.lua", f"{stem}/init.lua"], file_path)
+
+
+def _elixir(file_path: str, ref: ImportRef, project: ProjectFiles) -> list[Target]:
+    parts = [_CAMEL_BOUNDARY.sub("_", p).lower() for p in ref.module.split(".") if p]
+    if not parts or not ref.module[:1].isupper():
+        return []  # an Erlang module (:crypto) or an expression
+    path = "/".join(parts)
+    suffixes = [f"lib/{path}.ex"]
+    if len(parts) > 1:  # a one-word module (Logger, GenServer) outside lib/ is too likely a namesake
+        suffixes += [f"{path}.ex", f"{path}.exs"]
+    return _nearest_of(project, suffixes, file_path)
+
+
+def _haskell(file_path: str, ref: ImportRef, project: ProjectFiles) -> list[Target]:
+    stem = ref.module.replace(".", "/")
+    return _nearest_of(project, [f"{stem}.hs", f"{stem}.lhs"], file_path)
+
+
+def _zig(file_path: str, ref: ImportRef, project: ProjectFiles) -> list[Target]:
+    module = ref.module
+    if module.endswith(".zig"):
+        local = _join(posixpath.dirname(file_path), module)
+        return [Target(local)] if local is not None and local in project.files else []
+    if module in _ZIG_BUILTIN_MODULES or "/" in module:
+        return []
+    # a module the build script names: by convention its root file is <name>.zig or src/<name>.zig
+    return [Target(p) for p in (f"{module}.zig", f"src/{module}.zig") if p in project.files][:1]
+
+
+def _bash(file_path: str, ref: ImportRef, project: ProjectFiles) -> list[Target]:
+    # "$DIR/lib/x.sh", "${BASH_SOURCE%/*}/x.sh", "$(dirname "$0")/x.sh": the folder is the file's own
+    parts = _SHELL_EXPANSION.sub("\0", ref.module).split("/")
+    while parts and "\0" in parts[0]:
+        parts = parts[1:]
+    relative = "/".join(parts)
+    if not relative or "\0" in relative or "$" in relative:
+        return []
+    for candidate in (_join(posixpath.dirname(file_path), relative), _join(relative)):
+        if candidate is not None and candidate in project.files:
+            return [Target(candidate)]
+    found = _nearest(_by_suffix(project, relative.removeprefix("./")), file_path)
+    return [Target(found)] if found else []
+
+
 _RESOLVERS = {
     "python": _python,
     "javascript": _javascript,
@@ -425,4 +496,10 @@ _RESOLVERS = {
     "cpp": _c_family,
     "ruby": _ruby,
     "php": _php,
+    "scala": _jvm(suffixes_of("scala", "java")),
+    "lua": _lua,
+    "elixir": _elixir,
+    "haskell": _haskell,
+    "zig": _zig,
+    "bash": _bash,
 }
