@@ -59,6 +59,7 @@ from .params import (
     SearchSemanticParams,
     SearchSimilarParams,
 )
+from .ranking import DEFAULT_ALPHA, DEFAULT_GAP_THRESHOLD, DEFAULT_RECENCY_WEIGHT, DEFAULT_RRF_K
 from .runtime import register_cache
 from .store import IndexReader, open_index, sql_str
 from .store import clear_caches as clear_table_caches
@@ -250,10 +251,10 @@ def search(
     offset: int = 0,
     filters: SearchFilters | None = None,
     shape: Shape = Shape(),
-    alpha: float = 0.65,
-    rrf_k: int = 60,
-    recency_weight: float = 0.1,
-    gap_threshold: float = 0.25,
+    alpha: float = DEFAULT_ALPHA,
+    rrf_k: int = DEFAULT_RRF_K,
+    recency_weight: float = DEFAULT_RECENCY_WEIGHT,
+    gap_threshold: float = DEFAULT_GAP_THRESHOLD,
     use_cache: bool = True,
 ) -> ToolResult:
     """One page of ranked hits for ``query`` over an open index (hybrid, semantic or keyword)."""
@@ -308,8 +309,8 @@ def _search_tool(params: SearchParams, mode: Mode, settings: Settings | None) ->
             offset=params.offset,
             filters=SearchFilters.of(params.filters),
             shape=_shape(params),
-            alpha=getattr(params, "alpha", 0.65),
-            rrf_k=getattr(params, "rrf_k", 60),
+            alpha=getattr(params, "alpha", DEFAULT_ALPHA),
+            rrf_k=getattr(params, "rrf_k", DEFAULT_RRF_K),
             recency_weight=params.recency_weight,
             gap_threshold=params.gap_threshold,
             use_cache=not params.cache_bust,

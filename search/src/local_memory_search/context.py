@@ -44,6 +44,7 @@ from . import degradation as W
 from .filters import SearchFilters
 from .hybrid import CANDIDATE_DEPTH, RankRequest, rank
 from .params import ContextPackParams
+from .ranking import DEFAULT_ALPHA
 from .rerank import OllamaReranker, RerankCandidate
 from .store import IndexReader, open_index
 
@@ -662,7 +663,7 @@ class PackRequest:
     rerank: bool = False
     truncate_strategy: str = "middle"
     filters: SearchFilters | None = None
-    alpha: float = 0.65
+    alpha: float = DEFAULT_ALPHA
 
 
 def pack_context(reader: IndexReader, req: PackRequest, settings: Settings) -> ToolResult:

@@ -65,10 +65,10 @@ class RankRequest:
 
     query: str
     mode: Mode
-    alpha: float = 0.65
-    rrf_k: int = 60
-    recency_weight: float = 0.1
-    gap_threshold: float = 0.25
+    alpha: float = ranking.DEFAULT_ALPHA
+    rrf_k: int = ranking.DEFAULT_RRF_K
+    recency_weight: float = ranking.DEFAULT_RECENCY_WEIGHT
+    gap_threshold: float = ranking.DEFAULT_GAP_THRESHOLD
     filters: SearchFilters | None = None
     depth: int = CANDIDATE_DEPTH
 

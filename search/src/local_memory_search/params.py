@@ -17,6 +17,8 @@ from local_memory_shared.tooling import NotBlank, StrictModel
 from local_memory_shared.tooling import validate_args as validate
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .ranking import DEFAULT_ALPHA, DEFAULT_GAP_THRESHOLD, DEFAULT_RECENCY_WEIGHT, DEFAULT_RRF_K
+
 __all__ = ["validate"]  # plus the models below
 
 #: Extra per-hit fields a search result carries beside the chunk's own.
@@ -130,9 +132,14 @@ class SearchParams(_Shaping):
     filters: Filters | None = Field(
         None, description="Pre-filter hits before ranking (exactly the 8 keys of seed 003)."
     )
-    recency_weight: float = Field(0.1, ge=0.0, le=1.0, description="Recency boost weight; 0 disables.")
+    recency_weight: float = Field(
+        DEFAULT_RECENCY_WEIGHT, ge=0.0, le=1.0, description="Recency boost weight; 0 disables."
+    )
     gap_threshold: float = Field(
-        0.25, ge=0.0, le=1.0, description="Drop hits scoring below this fraction of the top hit."
+        DEFAULT_GAP_THRESHOLD,
+        ge=0.0,
+        le=1.0,
+        description="Drop hits scoring below this fraction of the top hit.",
     )
     cache_bust: bool = Field(False, description="Bypass the result cache.")
 
@@ -141,9 +148,12 @@ class SearchHybridParams(SearchParams):
     """search_hybrid: SearchParams plus the fusion knobs."""
 
     alpha: float = Field(
-        0.65, ge=0.0, le=1.0, description="RRF semantic weight (0 = keyword-only, 1 = semantic-only)."
+        DEFAULT_ALPHA,
+        ge=0.0,
+        le=1.0,
+        description="RRF semantic weight (0 = keyword-only, 1 = semantic-only).",
     )
-    rrf_k: int = Field(60, ge=1, le=1000, description="RRF k constant.")
+    rrf_k: int = Field(DEFAULT_RRF_K, ge=1, le=1000, description="RRF k constant.")
 
 
 class SearchSemanticParams(SearchParams):
@@ -194,11 +204,15 @@ class ExplainMatchParams(_Base):
         ..., min_length=1, max_length=MAX_QUERY_CHARS, description="The query that returned the result."
     )
     result_id: str = Field(..., min_length=1, description="chunk_id to explain.")
-    alpha: float = Field(0.65, ge=0.0, le=1.0, description="RRF semantic weight used by the search.")
+    alpha: float = Field(DEFAULT_ALPHA, ge=0.0, le=1.0, description="RRF semantic weight used by the search.")
     verbosity: Literal["compact", "full"] = Field("compact", description="compact | full.")
-    rrf_k: int = Field(60, ge=1, le=1000, description="RRF k constant used by the search.")
-    recency_weight: float = Field(0.1, ge=0.0, le=1.0, description="Recency weight used by the search.")
-    gap_threshold: float = Field(0.25, ge=0.0, le=1.0, description="Gap threshold used by the search.")
+    rrf_k: int = Field(DEFAULT_RRF_K, ge=1, le=1000, description="RRF k constant used by the search.")
+    recency_weight: float = Field(
+        DEFAULT_RECENCY_WEIGHT, ge=0.0, le=1.0, description="Recency weight used by the search."
+    )
+    gap_threshold: float = Field(
+        DEFAULT_GAP_THRESHOLD, ge=0.0, le=1.0, description="Gap threshold used by the search."
+    )
     filters: Filters | None = Field(None, description="Filters used by the search.")
 
 
@@ -230,7 +244,7 @@ class ContextPackParams(StrictModel):
         description="Which part of an over-long excerpt is cut: middle (keep head+tail), tail, or head.",
     )
     filters: Filters | None = Field(None, description="Pre-filter hits (the 8 keys of seed 003).")
-    alpha: float = Field(0.65, ge=0.0, le=1.0, description="RRF semantic weight (0 = keyword-only).")
+    alpha: float = Field(DEFAULT_ALPHA, ge=0.0, le=1.0, description="RRF semantic weight (0 = keyword-only).")
 
     @field_validator("query")
     @classmethod

@@ -47,6 +47,14 @@ from pathlib import PurePosixPath
 
 from .query_text import QUERY_STOPWORDS, is_symbol_query, query_words, spells_a_name, split_identifier
 
+#: The search tools' fusion parameters' defaults. One owner: the tool parameter models
+#: (``params``), ``fusion.RankRequest``, ``api.search`` and the context pack read them here, and
+#: ``server.manifest.json`` publishes them (changing one is a contract version bump).
+DEFAULT_ALPHA = 0.65
+DEFAULT_RRF_K = 60
+DEFAULT_RECENCY_WEIGHT = 0.1
+DEFAULT_GAP_THRESHOLD = 0.25
+
 
 @dataclass(frozen=True)
 class RankingKnobs:
