@@ -29,10 +29,10 @@ def test_search_defaults_match_seed_003():
         None,
         None,
     )
-    assert (p.recency_weight, p.gap_threshold, p.cache_bust, p.alpha, p.rrf_k) == (0.1, 0.25, False, 0.65, 60)
+    assert (p.recency_weight, p.gap_threshold, p.cache_bust, p.alpha, p.rrf_k) == (0.1, 0.15, False, 0.65, 60)
     for model in (SearchSemanticParams, SearchKeywordParams):
         q = validate(model, {"query": "x"})
-        assert (q.limit, q.max_chars, q.recency_weight, q.gap_threshold) == (10, 800, 0.1, 0.25)
+        assert (q.limit, q.max_chars, q.recency_weight, q.gap_threshold) == (10, 800, 0.1, 0.15)
         assert not hasattr(q, "alpha")
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from typing import Any
 
 from . import degradation as W
 from . import ranking
@@ -133,22 +135,39 @@ def _collect(
     return _LegOutcome(failed=True, warnings=warnings)
 
 
+def _inline(fn: Callable[..., LegResult], *args: Any) -> Future[LegResult]:
+    """Run ``fn`` in the calling thread, as a finished future (its result or its exception)."""
+    done: Future[LegResult] = Future()
+    try:
+        done.set_result(fn(*args))
+    except Exception as exc:  # _collect turns it into the leg's warning, as for a pool thread's
+        done.set_exception(exc)
+    return done
+
+
 def _run_legs(reader: IndexReader, req: RankRequest) -> tuple[_LegOutcome, _LegOutcome, _LegOutcome]:
-    """Start the legs ``req`` needs in parallel; returns (semantic, keyword, definition) outcomes."""
+    """Run the legs ``req`` needs, in parallel; returns (semantic, keyword, definition) outcomes.
+
+    The other legs go to the pool first and the keyword leg (else the only one) runs in the
+    calling thread meanwhile: a leg handed to a pool thread costs a wake-up and a hand-back of the
+    GIL, which a keyword or semantic search with a single leg need not pay.
+    """
     want_sem = req.mode == "semantic" or (req.mode == "hybrid" and req.alpha > 0)
     want_kw = req.mode == "keyword" or (req.mode == "hybrid" and req.alpha < 1)
+    names = query_identifiers(req.query, ranking.plain_words(ranking.KNOBS))
+    want_dfn = req.mode == "hybrid" and bool(names) and bool(ranking.KNOBS.definition_weight)
     sem_warn: list[dict[str, str]] = []
     kw_warn: list[dict[str, str]] = []
-    sem_f = kw_f = None
+    sem_f = kw_f = dfn_f = None
     if reader.version is not None:  # None: first index still running, nothing to search
         if want_sem:
-            sem_f = _POOL.submit(semantic_leg, reader, req, sem_warn)
+            sem_f = _POOL.submit(semantic_leg, reader, req, sem_warn) if want_kw or want_dfn else None
+        if want_dfn:
+            dfn_f = _POOL.submit(definition_leg, reader, req, names)
         if want_kw:
-            kw_f = _POOL.submit(keyword_leg, reader, req, kw_warn)
-    dfn_f = None
-    names = query_identifiers(req.query, ranking.plain_words(ranking.KNOBS))
-    if reader.version is not None and req.mode == "hybrid" and names and ranking.KNOBS.definition_weight:
-        dfn_f = _POOL.submit(definition_leg, reader, req, names)
+            kw_f = _inline(keyword_leg, reader, req, kw_warn)
+        elif want_sem and sem_f is None:
+            sem_f = _inline(semantic_leg, reader, req, sem_warn)
     sem = _collect(sem_f, sem_warn, W.VECTOR_LEG_UNAVAILABLE, "semantic")
     kw = _collect(kw_f, kw_warn, W.FTS_UNAVAILABLE, "keyword")
     dfn = _collect(dfn_f, [], W.FTS_UNAVAILABLE, "definition")

@@ -1,4 +1,4 @@
-"""Contract 1.1 (1.0 plus the additive memory tools): every fact a client of either server may rely on, in one place.
+"""Contract 1.2 (1.1 with the search tools' ``gap_threshold`` default 0.15): every fact a client of either server may rely on, in one place.
 
 ``scripts/manifest.py`` only reads this module (and the live tool lists) to write
 ``server.manifest.json``; the servers, CLIs and docs take their defaults from it. Changing a
@@ -18,7 +18,7 @@ from typing import Any
 
 from .errors import LocalMemoryError
 
-CONTRACT_VERSION = "1.1"
+CONTRACT_VERSION = "1.2"
 
 INDEXER_SERVER = "local-memory-indexer"
 SEARCH_SERVER = "local-memory-search"
