@@ -158,6 +158,14 @@ _JS_BUILTINS = frozenset(
     "substring substr padStart padEnd repeat at".split()
 )
 
+_SWIFT_BUILTINS = frozenset(
+    "append insert remove removeAll removeFirst removeLast removeValue updateValue contains map filter "
+    "reduce compactMap flatMap forEach sorted sort reversed joined split firstIndex lastIndex index "
+    "starts hasPrefix hasSuffix lowercased uppercased trimmingCharacters replacingOccurrences components "
+    "dropFirst dropLast prefix suffix enumerated merge merging union intersection subtracting formUnion "
+    "isSubset distance max min first last".split()
+)
+
 _JS_DEFINITIONS = {
     "function_declaration": "function",
     "generator_function_declaration": "function",
@@ -560,6 +568,10 @@ _LANGUAGES: tuple[Language, ...] = (
             # ``#else`` / ``#endif`` of conditional compilation close a block as C's do
             structural_line=_C_STRUCTURAL,
         ),
+        tags=True,
+        # a module's declarations are visible in all its files, with no import naming the file:
+        # a bare call looks in the caller's folder, then project-wide (imports name whole modules)
+        graph=GraphPolicy(package_dirs=True, implicit_this=True, builtin_methods=_SWIFT_BUILTINS),
     ),
     Language("markdown", ("md", "markdown"), "markdown"),
 )
