@@ -622,6 +622,54 @@ test "helper adds one" {
 }
 """
 
+SWIFT = """\
+import Foundation
+
+/// A simple client.
+public final class Client {
+    let store: Store
+
+    init(store: Store) {
+        self.store = store
+    }
+
+    // Send a request.
+    @discardableResult
+    func send(_ path: String) -> Int {
+        let url = base + path
+        return fetch(url)
+    }
+
+    deinit { store.flush() }
+}
+
+struct Point {
+    var x: Int
+    var y: Int
+}
+
+enum Mode {
+    case fast, slow
+}
+
+protocol Transport {
+    func send(_ path: String) -> Int
+}
+
+extension Client: Transport {
+    func close() {
+        store.flush()
+        store.reset()
+    }
+}
+
+#if canImport(Combine)
+func helper(_ n: Int) -> Int {
+    return n + 1
+}
+#endif
+"""
+
 EXPECTED = {
     "python": (
         PYTHON,
@@ -852,6 +900,27 @@ EXPECTED = {
             ("module", "", "", "", 21, 23),
         ],
     ),
+    "swift": (
+        SWIFT,
+        [
+            ("module", "", "", "", 1, 1),
+            ("class", "Client", "Client", "", 3, 19),
+            ("method", "Client.init", "Client", "init", 7, 9),
+            # the doc comment and the attribute above a method belong to it
+            ("method", "Client.send", "Client", "send", 11, 16),
+            ("method", "Client.deinit", "Client", "deinit", 18, 18),
+            # struct, enum and extension are one node type: the keyword gives the kind
+            ("struct", "Point", "Point", "", 21, 24),
+            ("enum", "Mode", "Mode", "", 26, 28),
+            # a protocol's requirements have no body: the protocol is one chunk
+            ("interface", "Transport", "Transport", "", 30, 32),
+            # an extension's functions are methods of the extended type
+            ("impl", "Client", "Client", "", 34, 39),
+            ("method", "Client.close", "Client", "close", 35, 38),
+            ("module", "", "", "", 41, 41),
+            ("function", "helper", "", "helper", 42, 44),
+        ],
+    ),
 }
 
 EXTENSIONS = {
@@ -874,6 +943,7 @@ EXTENSIONS = {
     "lua": "lua",
     "bash": "sh",
     "zig": "zig",
+    "swift": "swift",
 }
 MARKER = re.compile(r"\s*(#|//|--) \.\.\. [\w.]+ \(lines (\d+)-(\d+)\)")
 
@@ -1048,6 +1118,16 @@ IDIOMS = {
         "package p\n\ntype (\n\tA int\n\tB string\n)\n\ntype Reader interface {\n\tRead(p []byte) (int, error)\n}\n",
         [("module", "", "", 1, 6), ("interface", "Reader", "Reader", 8, 10)],
     ),
+    "swift": (
+        "actor Worker {\n    func run() async {\n        work()\n    }\n}\n"
+        "extension Outer.Inner {\n    static func == (a: Inner, b: Inner) -> Bool {\n        true\n    }\n}\n",
+        [
+            ("class", "Worker", "Worker", 1, 5),
+            ("method", "Worker.run", "Worker", 2, 4),
+            ("impl", "Outer.Inner", "Inner", 6, 10),
+            ("method", "Outer.Inner.==", "Inner", 7, 9),
+        ],
+    ),
     "c": (
         "typedef struct node {\n    int value;\n    struct node *next;\n} node_t;\n\nenum color { RED, GREEN };\n\nstruct point;\n",
         [("struct", "node", "node", 1, 4), ("enum", "color", "color", 6, 6), ("module", "", "", 8, 8)],
@@ -1074,7 +1154,7 @@ def test_every_code_language_has_a_spec_and_a_fixture() -> None:
 
 
 def test_benchmark_languages_are_chunked_by_definition_from_their_file_names() -> None:
-    """Scala, Elixir, Haskell, Lua, Bash and Zig files chunk along definitions, found by extension alone."""
+    """Scala, Elixir, Haskell, Lua, Bash, Zig and Swift files chunk along definitions, found by extension alone."""
     from local_memory_indexer.treesitter import language_for_path
 
     expected = {
@@ -1084,6 +1164,7 @@ def test_benchmark_languages_are_chunked_by_definition_from_their_file_names() -
         "lua/client.lua": ("lua", "Client.send"),
         "bin/build.sh": ("bash", "build"),
         "src/clap.zig": ("zig", "Client.send"),
+        "Source/Core/Session.swift": ("swift", "Client.close"),
     }
     for path, (language, symbol) in expected.items():
         assert language_for_path(path) == language

@@ -87,6 +87,36 @@ def test_receiver_qualifiers_go_rust_cpp_kotlin() -> None:
     ]
 
 
+def test_swift_keyword_kinds_extensions_and_lifecycle() -> None:
+    swift = extract(
+        "swift",
+        """
+        actor Worker {
+            init() {}
+            deinit { stop() }
+            func stop() {}
+        }
+        enum Mode { case fast }
+        extension Outer.Inner {
+            func ping() {}
+        }
+        protocol Api {
+            func call()
+        }
+        """,
+    )
+    assert [(s.qualified_name, s.kind) for s in swift.symbols] == [
+        ("Worker", "class"),
+        ("Worker.init", "method"),
+        ("Worker.deinit", "method"),
+        ("Worker.stop", "method"),
+        ("Mode", "enum"),
+        ("Outer.Inner.ping", "method"),
+        ("Api", "interface"),
+    ]
+    assert [(c.caller_qualified, c.callee_name) for c in swift.calls] == [("Worker.deinit", "stop")]
+
+
 def test_declarations_without_body_are_not_definitions() -> None:
     java = extract(
         "java", "interface Api { void call(); }\nabstract class B { abstract void run(); void ok() {} }\n"
@@ -179,6 +209,9 @@ def test_dynamic_calls_are_recorded_as_such(
         ("scala", "def f(c: Conn): Unit = c.send()", "c.send", "Conn"),
         ("scala", "def f(): Unit = { val c = new Conn(); c.send() }", "c.send", "Conn"),
         ("zig", "fn f(s: *Store) void { s.save(); }", "s.save", "Store"),
+        ("swift", "func f(c: Conn) { c.send() }", "c.send", "Conn"),
+        ("swift", "func f() { let c = Conn(); c.send() }", "c.send", "Conn"),
+        ("swift", "class A {\n  let db: Db\n  func f() { db.query() }\n}\n", "db.query", "Db"),
     ],
 )
 def test_receiver_types_come_from_declarations(
@@ -307,6 +340,7 @@ def test_broken_source_never_raises_and_keeps_what_parses(language: str) -> None
         "lua": "function good() end\n",
         "zig": "fn good() void {}\n",
         "bash": "good() { :; }\n",
+        "swift": "func good() {}\n",
     }[language]
     broken = good + "\n}}} ((( def class fn func @@ \x00\xff\xfe garbage <<<\n"
     graph = extract_file_graph(

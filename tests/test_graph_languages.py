@@ -891,6 +891,83 @@ CASES: dict[str, dict[str, object]] = {
             ("src/main.zig", "store.zig", "src/store.zig"),
         },
     },
+    "swift": {
+        "files": {
+            "Sources/Shop/Store.swift": """
+                import Foundation
+
+                public final class Store {
+                    let path: String
+
+                    public init(path: String) {
+                        self.path = path
+                    }
+
+                    public func save(_ item: String) {
+                        write(encode(item))
+                    }
+
+                    func write(_ data: Data) {}
+                }
+
+                extension Store {
+                    func encode(_ item: String) -> Data {
+                        Data(item.utf8)
+                    }
+                }
+
+                struct Item {
+                    let name: String
+                }
+
+                protocol Saving {
+                    func save(_ item: String)
+                }
+            """,
+            "Sources/App/main.swift": """
+                import Shop
+
+                func run() {
+                    let store = Store(path: "x")
+                    store.save("a")
+                    report()
+                }
+
+                func report() {
+                    print("ok")
+                }
+
+                run()
+            """,
+        },
+        "symbols": {
+            ("Sources/Shop/Store.swift", "Store", "class"),
+            ("Sources/Shop/Store.swift", "Store.init", "method"),
+            ("Sources/Shop/Store.swift", "Store.save", "method"),
+            ("Sources/Shop/Store.swift", "Store.write", "method"),
+            # an extension is no symbol of its own: its functions are the extended type's methods
+            ("Sources/Shop/Store.swift", "Store.encode", "method"),
+            ("Sources/Shop/Store.swift", "Item", "struct"),
+            # a protocol's requirement has no body: the protocol is defined, its requirement is not
+            ("Sources/Shop/Store.swift", "Saving", "interface"),
+            ("Sources/App/main.swift", "run", "function"),
+            ("Sources/App/main.swift", "report", "function"),
+        },
+        "calls": {
+            ("Sources/Shop/Store.swift:Store.save", "Sources/Shop/Store.swift:Store.write"),
+            ("Sources/Shop/Store.swift:Store.save", "Sources/Shop/Store.swift:Store.encode"),
+            # `Store(path:)` constructs: a call of the type, found without an import naming its file
+            ("Sources/App/main.swift:run", "Sources/Shop/Store.swift:Store"),
+            ("Sources/App/main.swift:run", "Sources/Shop/Store.swift:Store.save"),
+            ("Sources/App/main.swift:run", "Sources/App/main.swift:report"),
+            ("Sources/App/main.swift:<module>", "Sources/App/main.swift:run"),
+        },
+        # Swift imports name modules, never files: they stay unresolved
+        "imports": {
+            ("Sources/Shop/Store.swift", "Foundation", None),
+            ("Sources/App/main.swift", "Shop", None),
+        },
+    },
     "bash": {
         "files": {
             "lib/util.sh": """

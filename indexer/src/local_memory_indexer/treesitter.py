@@ -26,8 +26,8 @@ __all__ = [
 
 #: Grammars tree-sitter-languages lacks, from their own PyPI packages (module name). Such a
 #: package hands out its grammar as a PyCapsule; tree-sitter 0.21 takes the raw pointer, and
-#: accepts grammars of ABI 13-14 only (tree-sitter-swift ships ABI 15, so Swift stays unparsed).
-SEPARATE_GRAMMARS = {"zig": "tree_sitter_zig"}
+#: accepts grammars of ABI 13-14 only: hence tree-sitter-swift 0.0.1 (ABI 14), not 0.7.x (ABI 15).
+SEPARATE_GRAMMARS = {"zig": "tree_sitter_zig", "swift": "tree_sitter_swift"}
 
 
 @cache

@@ -7,7 +7,8 @@ how the searcher resolves its call sites (:class:`GraphPolicy`). The indexer's c
 extractor and the searcher's call resolver all read this module; none keeps a table of its own.
 
 Pure data and pure functions only: no tree-sitter import, so a search-only install can read it.
-Grammars the bundle lacks (Swift, Zig, Dart, Clojure) are not listed: their files are line windows.
+Zig and Swift, which the bundle lacks, come from their own packages (``treesitter.SEPARATE_GRAMMARS``);
+languages no loadable grammar parses (Dart, Clojure) are not listed: their files are line windows.
 """
 
 from __future__ import annotations
@@ -85,7 +86,13 @@ class SyntaxSpec:
     #: definition node types whose members are their direct children (Haskell ``instance``)
     self_bodied: frozenset[str] = frozenset()
     #: node type → path to its name where it has no ``name`` field: each step a field or a child type
+    #: (a named child first, else a keyword: Swift ``deinit`` is named by its keyword)
     name_paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: keyword in a definition's ``kind_field`` → chunk kind, where one node type holds several kinds
+    #: (Kotlin ``interface`` / ``enum class``; Swift ``struct`` / ``enum`` / ``extension``)
+    kind_keywords: Mapping[str, str] = field(default_factory=dict)
+    #: the field holding that keyword
+    kind_field: str = "kind"
     #: macro-style definitions (Elixir ``def``/``defmodule`` are calls): call target word → chunk kind
     call_definitions: Mapping[str, str] = field(default_factory=dict)
     #: separators that split a written name into owner parts (``Foo::bar``; Lua ``M.f`` / ``M:f``)
@@ -149,6 +156,14 @@ _JS_BUILTINS = frozenset(
     "finally get set has delete add keys values entries toString concat flat flatMap sort reverse fill "
     "apply call bind log error warn info debug stringify parse match matchAll test exec charAt "
     "substring substr padStart padEnd repeat at".split()
+)
+
+_SWIFT_BUILTINS = frozenset(
+    "append insert remove removeAll removeFirst removeLast removeValue updateValue contains map filter "
+    "reduce compactMap flatMap forEach sorted sort reversed joined split firstIndex lastIndex index "
+    "starts hasPrefix hasSuffix lowercased uppercased trimmingCharacters replacingOccurrences components "
+    "dropFirst dropLast prefix suffix enumerated merge merging union intersection subtracting formUnion "
+    "isSubset distance max min first last".split()
 )
 
 _JS_DEFINITIONS = {
@@ -394,6 +409,7 @@ _LANGUAGES: tuple[Language, ...] = (
                 "function_declaration": "function",
                 "secondary_constructor": "function",
             },
+            kind_keywords={"interface": "interface", "enum": "enum"},
             # companion members are called as ``Outer.member``: the companion only groups them
             transparent=frozenset({"companion_object", "class_body"}),
             comments=frozenset({"line_comment", "multiline_comment"}),
@@ -526,6 +542,36 @@ _LANGUAGES: tuple[Language, ...] = (
         tags=True,
         # a bare name is declared in the file or reached through an @import
         graph=GraphPolicy(scoped=True),
+    ),
+    Language(
+        "swift",
+        ("swift",),
+        "swift",
+        SyntaxSpec(
+            definitions={
+                "class_declaration": "class",
+                "protocol_declaration": "interface",
+                "function_declaration": "function",
+                "init_declaration": "function",
+                "deinit_declaration": "function",
+            },
+            # one node type for class, struct, enum, actor and extension, told apart by the keyword;
+            # an extension adds members to a type declared elsewhere, as a Rust ``impl`` does
+            kind_keywords={"struct": "struct", "enum": "enum", "extension": "impl"},
+            kind_field="declaration_kind",
+            comments=frozenset({"comment", "multiline_comment"}),
+            # a protocol's requirements have no body (and are other node types): not definitions
+            requires_body=frozenset({"function_declaration", "init_declaration"}),
+            name_paths={"deinit_declaration": ("deinit",)},
+            # ``extension Outer.Inner``; an operator's dots (``..<``) are its name, not qualifiers
+            qualifier_split=re.compile(r"\.(?=[A-Za-z_])"),
+            # ``#else`` / ``#endif`` of conditional compilation close a block as C's do
+            structural_line=_C_STRUCTURAL,
+        ),
+        tags=True,
+        # a module's declarations are visible in all its files, with no import naming the file:
+        # a bare call looks in the caller's folder, then project-wide (imports name whole modules)
+        graph=GraphPolicy(package_dirs=True, implicit_this=True, builtin_methods=_SWIFT_BUILTINS),
     ),
     Language("markdown", ("md", "markdown"), "markdown"),
 )

@@ -251,9 +251,10 @@ class _Syntax(_Source):
         self, inner: Node, kind: str, name_node: Node | None
     ) -> tuple[str, Node | None, list[str]] | None:
         """Final kind, the node naming it and its name parts (more than one for ``Owner.name`` forms)."""
-        kind_token = inner.child_by_field_name("kind")
-        if self.language == "kotlin" and kind_token is not None and kind_token.type in ("interface", "enum"):
-            kind = kind_token.type
+        if self.spec.kind_keywords:  # Kotlin ``enum class``, Swift ``struct``: the keyword says the kind
+            keyword = inner.child_by_field_name(self.spec.kind_field)
+            if keyword is not None:
+                kind = self.spec.kind_keywords.get(keyword.type, kind)
         if name_node is not None:
             text = self._text(name_node)
             if ".prototype." in text:
@@ -629,6 +630,8 @@ def _follow(node: Node, path: tuple[str, ...]) -> Node | None:
         child = node.child_by_field_name(step)
         if child is None:
             child = next((c for c in node.named_children if c.type == step), None)
+        if child is None:  # a keyword that names its definition (Swift ``deinit``)
+            child = next((c for c in node.children if c.type == step), None)
         if child is None:
             return None
         node = child

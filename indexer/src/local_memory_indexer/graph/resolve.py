@@ -25,6 +25,8 @@ per language and purely from paths (no build files are read):
   or ``src/clap.zig``; ``std``, ``builtin`` and ``root`` stay external.
 - Bash: ``source`` / ``.`` of a path, relative to the file or the root, with leading
   ``$DIR/``-style expansions dropped (whatever is left must be a literal path).
+- Swift: no resolver. ``import Foundation`` names a module (a build target), never a file, and a
+  module's declarations are visible in all its files: Swift imports stay unresolved.
 """
 
 from __future__ import annotations
