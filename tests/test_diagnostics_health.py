@@ -180,7 +180,7 @@ def test_verbose_adds_capabilities_for_every_seed_tool_and_diagnostics(indexed: 
     assert "unavailable" in caps["retrieve_context_pack"]["rerank"]
     diag = out["diagnostics"]
     assert diag["versions"]["lancedb"] == lancedb.__version__
-    assert diag["schema_version"] == 1 and diag["contract_version"] == "1.1"
+    assert diag["schema_version"] == 1 and diag["contract_version"] == "1.2"
     assert Path(diag["paths"]["state_db"]) == indexed.paths.state_db
     assert diag["paths"]["lance_bytes"] > 0
     cpu = diag["cpu"]
