@@ -36,15 +36,6 @@ PARTS = (
 )
 
 
-def _pct(values: list[float]) -> dict[str, float]:
-    s = sorted(values)
-    return {
-        "n": len(s),
-        "p50": round(s[len(s) // 2], 2),
-        "p95": round(s[min(len(s) - 1, int(len(s) * 0.95))], 2),
-    }
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=2)
@@ -55,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = ap.parse_args(argv)
 
     from bench import real100k as R
+    from bench.metrics import percentiles
 
     os.environ.update(R._env())
     from bench.search_worker import start_like_the_server
@@ -98,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(R.THINK_SECONDS)
             call()
             k += 1
-        row = {"phase": label, **{name: _pct(v) for name, v in sorted(times.items())}}
+        row = {"phase": label, **{name: percentiles(v) for name, v in sorted(times.items())}}
         out["phases"].append(row)
         cells = "  ".join(f"{n} {v['p50']}/{v['p95']}" for n, v in row.items() if isinstance(v, dict))
         print(f"{label:7s} {cells}", flush=True)

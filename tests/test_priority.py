@@ -81,8 +81,9 @@ def test_the_indexer_server_start_takes_the_setting(setting, expected, tmp_path)
     assert nices == [max(BASE, expected)] * len(nices)
 
 
-def test_an_index_run_works_at_the_lower_priority(tmp_path):
-    """The ``index`` command runs (and its parse workers start) at niceness 10; the summary is intact."""
+def _index_run(tmp_path, env: dict[str, str] | None = None) -> dict:
+    """A whole ``index`` run of a one-file project in a child process: its exit code, the niceness
+    and scheduling class it ran at, and its JSON summary."""
     project = tmp_path / "proj"
     project.mkdir()
     (project / "app.py").write_text("def greet(name):\n    return f'hello {name}'\n")
@@ -91,17 +92,23 @@ def test_an_index_run_works_at_the_lower_priority(tmp_path):
         "from local_memory_indexer.cli import main\n"
         "buf = io.StringIO()\n"
         "with contextlib.redirect_stdout(buf): rc = main(['index', sys.argv[1], '--json'])\n"
-        "print(json.dumps({'rc': rc, 'nice': os.getpriority(os.PRIO_PROCESS, 0), 'out': json.loads(buf.getvalue())}))\n"
+        "print(json.dumps({'rc': rc, 'nice': os.getpriority(os.PRIO_PROCESS, 0), "
+        "'cls': os.sched_getscheduler(0), 'out': json.loads(buf.getvalue())}))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(project)],
-        env={**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path / "data")},
+        env={**os.environ, "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path / "data"), **(env or {})},
         capture_output=True,
         text=True,
         timeout=300,
         check=True,
     )
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_an_index_run_works_at_the_lower_priority(tmp_path):
+    """The ``index`` command runs (and its parse workers start) at niceness 10; the summary is intact."""
+    result = _index_run(tmp_path)
     assert result["rc"] == 0
     assert result["out"]["ok"] is True
     assert result["out"]["data"]["files_parsed"] == 1
@@ -180,29 +187,7 @@ def test_a_niceness_leaves_the_normal_class(setting, tmp_path):
 
 def test_an_index_run_in_the_idle_class_completes(tmp_path):
     """A whole ``index`` run (its parse workers and store children inherit the class) gives its summary."""
-    project = tmp_path / "proj"
-    project.mkdir()
-    (project / "app.py").write_text("def greet(name):\n    return f'hello {name}'\n")
-    code = (
-        "import contextlib, io, json, os, sys\n"
-        "from local_memory_indexer.cli import main\n"
-        "buf = io.StringIO()\n"
-        "with contextlib.redirect_stdout(buf): rc = main(['index', sys.argv[1], '--json'])\n"
-        "print(json.dumps({'rc': rc, 'cls': os.sched_getscheduler(0), 'out': json.loads(buf.getvalue())}))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code, str(project)],
-        env={
-            **os.environ,
-            "LOCAL_VECTOR_SEARCH_DATA_ROOT": str(tmp_path / "data"),
-            "LOCAL_MEMORY_INDEX_NICE": "idle",
-        },
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result = _index_run(tmp_path, {"LOCAL_MEMORY_INDEX_NICE": "idle"})
     assert result["rc"] == 0
     assert result["out"]["data"]["files_parsed"] == 1
     assert result["cls"] == os.SCHED_IDLE

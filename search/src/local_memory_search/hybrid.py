@@ -160,13 +160,12 @@ def _run_legs(reader: IndexReader, req: RankRequest) -> tuple[_LegOutcome, _LegO
     kw_warn: list[dict[str, str]] = []
     sem_f = kw_f = dfn_f = None
     if reader.version is not None:  # None: first index still running, nothing to search
-        if want_sem:
-            sem_f = _POOL.submit(semantic_leg, reader, req, sem_warn) if want_kw or want_dfn else None
         if want_dfn:
             dfn_f = _POOL.submit(definition_leg, reader, req, names)
         if want_kw:
+            sem_f = _POOL.submit(semantic_leg, reader, req, sem_warn) if want_sem else None
             kw_f = _inline(keyword_leg, reader, req, kw_warn)
-        elif want_sem and sem_f is None:
+        elif want_sem:  # alone, or beside the definition leg's pool thread
             sem_f = _inline(semantic_leg, reader, req, sem_warn)
     sem = _collect(sem_f, sem_warn, W.VECTOR_LEG_UNAVAILABLE, "semantic")
     kw = _collect(kw_f, kw_warn, W.FTS_UNAVAILABLE, "keyword")
