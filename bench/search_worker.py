@@ -40,6 +40,11 @@ def start_like_the_server() -> None:
     from local_memory_search.server import build_server
 
     build_server()
+    from local_memory_search import store
+
+    pool = getattr(store, "STATE_POOL", None)  # the server's pooled state-DB connections (not in older trees)
+    if pool is not None and hasattr(pool, "enable"):
+        pool.enable()
     try:
         from local_memory_shared.heap import settle_gc
     except ImportError:  # an older tree: the collector was never paused

@@ -75,6 +75,10 @@ def main(http: bool = False, port: int = SEARCH_HTTP_PORT, token: str | None = N
             level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
         )
     server = build_server()
+    from .store import STATE_POOL
+
+    # This process never writes a state DB, so its read-only connections may outlive a call.
+    STATE_POOL.enable()
     settle_gc()  # start-up imports done: freeze them and resume the collector (after cli's pause_gc)
     WARM_UP.start()
     run_server(server, http=http, port=port, token=token)

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from local_memory_shared.state_reader import (
     read_index_meta,
     read_pending_vectors,
     read_project_row,
+    state_uri,
     writer_alive,
 )
 
@@ -63,6 +65,123 @@ def resolve_project(project_path: str | os.PathLike[str] | None, settings: Setti
 def connect_state_ro(path: Path) -> sqlite3.Connection:
     """Open the state DB read-only without creating anything next to it (see ``open_state_ro``)."""
     return open_state_ro(path)
+
+
+#: What a pooled state-DB connection was opened on: (path, read-only URI, file identity).
+StateKey = tuple[str, str, tuple[int, ...]]
+
+
+def state_key(path: Path) -> StateKey:
+    """The key a state-DB connection opened now would have (raises OSError when the file is gone).
+
+    The URI says the mode ``state_uri`` picks (``immutable=1`` without a ``-wal``, WAL read-only
+    with one); the identity is the file's device and inode, and for an ``immutable=1`` connection,
+    which SQLite never re-reads, also its size, mtime and ctime.
+    """
+    uri = state_uri(path)
+    st = path.stat()
+    ident: tuple[int, ...] = (st.st_dev, st.st_ino)
+    if "immutable=1" in uri:
+        ident += (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return (str(path), uri, ident)
+
+
+class StatePool:
+    """Read-only state-DB connections reused across tool calls (an open costs ~0.6 ms a call).
+
+    ``acquire`` hands out an idle connection only when its :func:`state_key` still matches the
+    file: a version the indexer publishes lands in the WAL, which a WAL-mode connection reads at
+    its next ``BEGIN``, or changes the file itself (a checkpoint, a new file), which changes the
+    key; idle connections under an old key are closed, never reused. ``release`` ends the read
+    transaction and keeps at most ``per_db`` idle connections per state DB and ``max_dbs`` DBs.
+    """
+
+    def __init__(self, per_db: int = 4, max_dbs: int = 16) -> None:
+        #: Off until a process that never writes the state DB turns it on (:meth:`enable`).
+        self.enabled = False
+        self._idle: dict[str, list[tuple[StateKey, sqlite3.Connection]]] = {}
+        self._lock = threading.Lock()
+        self._per_db = per_db
+        self._max_dbs = max_dbs
+
+    def enable(self, on: bool = True) -> None:
+        """Reuse connections from now on (off: every call opens and closes its own).
+
+        Only a process that never writes a state DB may turn this on (the search server, the
+        search CLI): SQLite keeps one shared-memory mapping per database file per process, and
+        when a read-only connection opened it first, a writer opened later in the same process
+        fails with "attempt to write a readonly database". Pooled, that read-only connection
+        would outlive the call and catch an in-process writer; unpooled, it is closed first.
+        """
+        self.enabled = on
+        if not on:
+            self.clear()
+
+    def acquire(self, path: Path) -> tuple[StateKey, sqlite3.Connection]:
+        """A read-only connection to ``path`` and the key to release it under."""
+        try:
+            key = state_key(path)
+        except OSError as exc:
+            raise NotIndexed(f"no index state at {path}") from exc
+        if not self.enabled:
+            return key, open_state_ro(path, key[1])
+        stale: list[sqlite3.Connection] = []
+        conn: sqlite3.Connection | None = None
+        with self._lock:
+            idle = self._idle.get(key[0], [])
+            stale = [c for k, c in idle if k != key]
+            fresh = [(k, c) for k, c in idle if k == key]
+            if fresh:
+                conn = fresh.pop()[1]
+            self._idle[key[0]] = fresh
+        for old in stale:
+            _close_quietly(old)
+        return key, conn if conn is not None else open_state_ro(path, key[1])
+
+    def release(self, key: StateKey, conn: sqlite3.Connection) -> None:
+        """Give ``conn`` back (its read transaction ended); closed instead when it cannot be reused."""
+        if not self.enabled:
+            _close_quietly(conn)
+            return
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            _close_quietly(conn)
+            return
+        evicted: list[sqlite3.Connection] = []
+        with self._lock:
+            idle = self._idle.setdefault(key[0], [])
+            if len(idle) < self._per_db:
+                idle.append((key, conn))
+            else:
+                evicted.append(conn)
+            while len(self._idle) > self._max_dbs:
+                oldest = next(iter(self._idle))
+                evicted.extend(c for _, c in self._idle.pop(oldest))
+        for old in evicted:
+            _close_quietly(old)
+
+    def clear(self) -> None:
+        """Close every idle connection."""
+        with self._lock:
+            idle = [c for conns in self._idle.values() for _, c in conns]
+            self._idle.clear()
+        for conn in idle:
+            _close_quietly(conn)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(len(conns) for conns in self._idle.values())
+
+
+def _close_quietly(conn: sqlite3.Connection) -> None:
+    with contextlib.suppress(sqlite3.Error):
+        conn.close()
+
+
+#: The searcher's state-DB connections (``clear_caches`` closes the idle ones).
+STATE_POOL = StatePool()
 
 
 @dataclass(frozen=True)
@@ -131,11 +250,13 @@ _PUBLISHED_TOTALS: BoundedCache[tuple[str, int], int] = BoundedCache(16)
 
 
 def clear_caches() -> None:
-    """Forget every open LanceDB handle and the session's cached index pages and manifests."""
+    """Forget every open LanceDB handle, the session's cached index pages and manifests, and the
+    idle state-DB connections."""
     _TABLES.clear()
     _WRITER_SEEN.clear()
     _PUBLISHED_TOTALS.clear()
     reset_lance_session()
+    STATE_POOL.clear()
 
 
 @dataclass
@@ -178,11 +299,6 @@ class IndexReader:
     def cache_token(self) -> tuple[Any, ...]:
         """What identifies the snapshot a cached answer was computed from."""
         return (str(self.paths.data_root), self.project, self.version, self.lance_state)
-
-    def close(self) -> None:
-        """End the read transaction and close SQLite."""
-        with contextlib.suppress(sqlite3.Error):
-            self.conn.close()
 
     # -- chunk rows from the SQLite mirror (same snapshot as published_version) ------------
     def mirror_count(self) -> int:
@@ -297,7 +413,7 @@ def open_index(
             f"{project} is not indexed (nothing under {paths.dir}); index it with: local-memory-indexer index {project}",
             details={"project_path": project, "data_root": str(paths.data_root)},
         )
-    conn = connect_state_ro(paths.state_db)
+    key, conn = STATE_POOL.acquire(paths.state_db)
     reader: IndexReader | None = None
     try:
         try:
@@ -326,10 +442,7 @@ def open_index(
             )
         yield reader
     finally:
-        if reader is not None:
-            reader.close()
-        else:
-            conn.close()
+        STATE_POOL.release(key, conn)
 
 
 def _writer_running(reader: IndexReader) -> bool:

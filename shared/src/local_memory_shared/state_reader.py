@@ -46,14 +46,17 @@ OPEN_ATTEMPTS = 4
 OPEN_RETRY_SECONDS = 0.05
 
 
-def open_state_ro(path: Path) -> sqlite3.Connection:
-    """Open the state DB strictly read-only (URI ``mode=ro`` + ``PRAGMA query_only``), writing nothing."""
+def open_state_ro(path: Path, uri: str | None = None) -> sqlite3.Connection:
+    """Open the state DB strictly read-only (URI ``mode=ro`` + ``PRAGMA query_only``), writing nothing.
+
+    ``uri``: one :func:`state_uri` already chose for ``path`` (a caller that keys connections by it).
+    """
     if not path.is_file():
         raise NotIndexed(f"no index state at {path}")
     for attempt in range(OPEN_ATTEMPTS):
         try:
             conn = sqlite3.connect(
-                state_uri(path), uri=True, timeout=30, check_same_thread=False, isolation_level=None
+                uri or state_uri(path), uri=True, timeout=30, check_same_thread=False, isolation_level=None
             )
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA query_only = ON")
