@@ -72,6 +72,7 @@ class FileStore:
     meta: dict[str, dict[str, Any]]
     chunks_of: list[np.ndarray]  # chunk indices per file
     summaries: np.ndarray | None = None  # normalised summary vectors (optional)
+    central: dict[int, np.ndarray] | None = None  # centrality per file, by signal (``central`` configs)
 
 
 _STORES: dict[Any, FileStore] = {}
@@ -122,8 +123,48 @@ def file_store(reader: Any) -> FileStore:
     chunks_of = [order[bounds[i] : bounds[i + 1]] for i in range(len(files))]
     store = FileStore(files, file_idx, chunk_ids, chunk_file, vecs, cents, meta, chunks_of)
     store.summaries = summary_vectors(reader, store)
+    store.central = centrality(reader, store)
     _STORES[token] = store
     return store
+
+
+def centrality(reader: Any, store: FileStore) -> dict[int, np.ndarray]:
+    """How central each file is in the project's graph, in [0, 1] (log-scaled to the maximum):
+
+    0: import in-degree (distinct files whose imports resolve to it);
+    1: call in-degree (distinct (calling file, name) pairs naming a symbol it defines, each
+       weighted by 1 / the number of files defining that name; calls from the file itself left out);
+    2: the mean of 0 and 1.
+    """
+    n = len(store.files)
+    imp = np.zeros(n, dtype=np.float64)
+    for path, cnt in reader.conn.execute(
+        "SELECT resolved_path, count(DISTINCT file_path) FROM import_edges "
+        "WHERE resolved_path IS NOT NULL AND resolved_path != file_path GROUP BY resolved_path"
+    ):
+        i = store.file_idx.get(path)
+        if i is not None:
+            imp[i] += cnt
+    defs: dict[str, set[str]] = defaultdict(set)
+    for name, path in reader.conn.execute("SELECT name, file_path FROM symbols"):
+        defs[name].add(path)
+    calls = np.zeros(n, dtype=np.float64)
+    for path, name in reader.conn.execute("SELECT DISTINCT file_path, callee_name FROM call_edges"):
+        owners = defs.get(name)
+        if not owners:
+            continue
+        w = 1.0 / len(owners)
+        for owner in owners:
+            i = store.file_idx.get(owner)
+            if owner != path and i is not None:
+                calls[i] += w
+
+    def scaled(x: np.ndarray) -> np.ndarray:
+        top = float(np.log1p(x).max()) if len(x) else 0.0
+        return (np.log1p(x) / top) if top > 0 else np.zeros_like(x)
+
+    a, b = scaled(imp), scaled(calls)
+    return {0: a, 1: b, 2: (a + b) / 2}
 
 
 _SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -265,6 +306,9 @@ def install() -> Any:
         if ACTIVE and cfg.kind == "centroid" and ranked:
             _centroid_factor(ranked, cfg)
             ranked.sort(key=fusion._Candidate.order)
+        if ACTIVE and cfg.kind == "central" and ranked:
+            _central_factor(ranked, cfg)
+            ranked.sort(key=fusion._Candidate.order)
         return orig_per_file(ranked, knobs, shape)
 
     hybrid.semantic_leg = sem_wrap
@@ -302,6 +346,27 @@ def _centroid_factor(ranked: list[Any], cfg: Config) -> None:
         else:
             raise ValueError(cfg.form)
         c.multiply("file_centroid", f)
+
+
+def _central_factor(ranked: list[Any], cfg: Config) -> None:
+    """``central``: final *= 1 + w * centrality ** c0-free (``abs``: the scaled value; ``rank``:
+    1 - (r - 1) / k for the file's rank r among the candidates' files by centrality)."""
+    store: FileStore = ACTIVE["store"]
+    assert store.central is not None
+    cent = store.central[cfg.sig]
+    values = {c.file_path: float(cent[store.file_idx[c.file_path]]) for c in ranked if c.file_path in store.file_idx}
+    if cfg.form == "rank":
+        order = sorted(values, key=lambda f: -values[f])
+        rank_of = {f: r for r, f in enumerate(order, start=1) if values[f] > 0}
+    for c in ranked:
+        if c.file_path not in values:
+            continue
+        if cfg.form == "rank":
+            r = rank_of.get(c.file_path)
+            f = 1.0 + cfg.w * max(0.0, 1.0 - (r - 1) / cfg.k) if r else 1.0
+        else:
+            f = 1.0 + cfg.w * values[c.file_path]
+        c.multiply("file_central", f)
 
 
 def _add_file_leg(out, req, alpha, meta, newest, knobs, shape, cfg, orig_score, LegHit):  # type: ignore[no-untyped-def]
