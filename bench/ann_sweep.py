@@ -21,7 +21,6 @@ averages before and after.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
