@@ -315,21 +315,56 @@ def test_name_stem_lets_words_that_share_their_first_letters_meet_a_file_name() 
 
 
 def test_the_name_prefix_memo_stays_bounded_over_many_distinct_queries() -> None:
-    """Its keys carry each query's own word set: distinct queries must not grow it without bound."""
+    """Its keys can carry each query's own word set: distinct queries must not grow it without bound."""
     from local_memory_search import ranking
 
     knobs = replace(KNOBS, name_prefix=4.0, file_name_boost=1.0, folder_name_boost=1.0)
-    ranking._prefix_match.cache_clear()
+    ranking._name_index.cache_clear()
     for q in range(1500):
         shape = QueryShape.of(f"resolving handler{q} requests{q} sessions")
         for f in range(8):
             name_factor(f"src/module{f}/resolve_handler{f}.py", shape, knobs)
-    held = ranking._prefix_match.cache_info().currsize
+    held = ranking._name_index.cache_info().currsize
     assert 0 < held <= ranking.PREFIX_MEMO, held
-    assert held <= 8192, held  # these queries make ~85,000 distinct keys; 65,536 kept them
-    # and the memo still answers repeats within one ranking
-    before = ranking._prefix_match.cache_info().hits
+    # and the memo answers the same file's names again for the next query
+    before = ranking._name_index.cache_info().hits
     shape = QueryShape.of("resolving handlers again")
     for _ in range(2):
         name_factor("src/module1/resolve_handler1.py", shape, knobs)
-    assert ranking._prefix_match.cache_info().hits > before
+    assert ranking._name_index.cache_info().hits > before
+
+
+def _matched_by_definition(words: frozenset[str], names: frozenset[str], prefix: int, stem: int) -> int:
+    """The rule of ``ranking._matched`` spelt out pair by pair (the reference for its set look-ups)."""
+
+    def meets(w: str, n: str) -> bool:
+        if w == n:
+            return True
+        short, long = (w, n) if len(w) <= len(n) else (n, w)
+        if prefix and len(short) >= prefix and long.startswith(short):
+            return True
+        return bool(stem and len(short) >= stem and long[:stem] == short[:stem])
+
+    return sum(1 for w in words if any(meets(w, n) for n in names))
+
+
+def test_name_matching_by_set_lookups_agrees_with_the_rule_pair_by_pair() -> None:
+    import random
+
+    from local_memory_search import ranking
+
+    rng = random.Random(13)
+    alphabet = "aeiourstln"
+    vocab = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 9))) for _ in range(60)]
+    vocab += ["depend", "dependencies", "distilled", "distillation", "registered", "registry", "reg"]
+    vocab += [w[:k] for w in vocab[:30] for k in (2, 3, 4, 5, 6) if len(w) > k]  # names that start others
+    checked = matched = 0
+    for _ in range(3000):
+        words = frozenset(rng.sample(vocab, rng.randint(1, 5)))
+        names = frozenset(rng.sample(vocab, rng.randint(1, 6)))
+        for prefix, stem in ((0, 0), (4, 0), (3, 0), (0, 5), (4, 5), (2, 3)):
+            got = ranking._matched(words, names, prefix, stem)
+            assert got == _matched_by_definition(words, names, prefix, stem), (words, names, prefix, stem)
+            checked += 1
+            matched += got > len(words & names)
+    assert checked == 18000 and matched > 1000  # the prefix and stem rules really were exercised

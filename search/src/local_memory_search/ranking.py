@@ -349,22 +349,33 @@ def _matched(words: frozenset[str], names: frozenset[str], prefix: int, stem: in
     exact = words & names
     if not (prefix or stem) or len(exact) == len(words):
         return len(exact)
-    return len(exact) + sum(1 for w in words - exact if _prefix_match(w, names, prefix, stem))
+    starts, stems = _name_index(names, prefix, stem)
+    count = len(exact)
+    for w in words - exact:
+        if prefix and len(w) >= prefix and (w in starts or not names.isdisjoint(_word_starts(w, prefix))):
+            count += 1  # w starts a name, or a name of at least ``prefix`` characters starts w
+        elif stem and len(w) >= stem and w[:stem] in stems:
+            count += 1
+    return count
 
 
-#: Memo entries of :func:`_prefix_match`. Its keys hold the query's own word set, so they repeat
-#: within one ranking (the same file's names meet the same words) and almost never across
-#: queries: 65,536 entries held ~10 MB of dead keys after 1,000 distinct queries (bench/search_memory.py)
-#: while one ranking needs a few thousand.
+#: Memo entries of :func:`_name_index`. Its keys are name sets: a path's (they repeat across
+#: queries) or, for ``name_precision``, the query's own words (they repeat within one ranking
+#: only), so it is bounded: 65,536 entries of a per-word memo held ~10 MB of dead keys after
+#: 1,000 distinct queries (bench/search_memory.py) while one ranking needs a few thousand.
 PREFIX_MEMO = 4096
 
 
 @lru_cache(maxsize=PREFIX_MEMO)
-def _prefix_match(word: str, names: frozenset[str], prefix: int, stem: int = 0) -> bool:
-    for name in names:
-        short, long = (word, name) if len(word) <= len(name) else (name, word)
-        if prefix and len(short) >= prefix and long.startswith(short):
-            return True
-        if stem and len(short) >= stem and long[:stem] == short[:stem]:
-            return True
-    return False
+def _word_starts(word: str, prefix: int) -> frozenset[str]:
+    """The starts of ``word`` shorter than it and at least ``prefix`` characters long."""
+    return frozenset(word[:k] for k in range(prefix, len(word)))
+
+
+@lru_cache(maxsize=PREFIX_MEMO)
+def _name_index(names: frozenset[str], prefix: int, stem: int) -> tuple[frozenset[str], frozenset[str]]:
+    """(every start of at least ``prefix`` characters of a name in ``names``, every name's first
+    ``stem`` characters): :func:`_matched` then tests a word with set look-ups, not a loop over names."""
+    starts = frozenset(n[:k] for n in names for k in range(prefix, len(n) + 1)) if prefix else frozenset()
+    stems = frozenset(n[:stem] for n in names if len(n) >= stem) if stem else frozenset()
+    return starts, stems
