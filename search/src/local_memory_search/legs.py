@@ -33,10 +33,13 @@ log = logging.getLogger(__name__)
 
 #: ANN search knobs used when the table has an IVF index (built from ``ANN_MIN_ROWS`` = 20,000
 #: rows; refine re-ranks ``depth × factor`` PQ candidates with exact distances). Measured on the
-#: 104k-chunk project against the exact scan (``python -m bench.ann_sweep``, 300 queries): 20
-#: probes / refine 5 found 0.81 of the exact top 10 at p50/p95 9.6/12.6 ms; 60 / 2 finds 0.95 of
-#: it in the same time (×0.99 p95): the refine's extra exact distances bought nothing at top 10.
-ANN_NPROBES = 60
+#: 104k-chunk project against the exact scan (``python -m bench.ann_sweep``; recall of its top 10,
+#: p95 ratio to the old 20 probes / refine 5): one index segment (a fresh build) 20/5 0.81,
+#: 20/2 0.80 ×0.76, 40/2 0.89 ×0.89, 60/2 0.95 ×0.99; two segments (after a re-index: every
+#: delta segment is probed as often, so probes cost more there) 20/5 0.82, 20/2 0.82 ×0.87,
+#: 30/2 0.87 ×1.00, 40/2 0.90 ×1.05, 60/2 0.94 ×1.35. The refine beyond ×2 bought nothing at top
+#: 10; 30 probes find more of the exact answer than 20/5 did in no more time, in both states.
+ANN_NPROBES = 30
 ANN_REFINE_FACTOR = 2
 #: Columns each leg reads: enough to fuse and boost; text is fetched for the page only.
 LEG_COLUMNS = ["chunk_id", "file_path", "symbol_name", "function_name", "class_name", "updated_at"]
