@@ -1,8 +1,10 @@
-"""The trained IVF partitions survive index maintenance; delta segments are bounded by retraining."""
+"""The trained IVF partitions survive index maintenance: each fold's delta segment is merged back
+into one segment with the trained partitions, and the new rows are found through it."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -40,12 +42,49 @@ def test_ivf_partitions_survive_folds_and_deltas_are_bounded(
     store.refresh_indices(full=False)
     trained = partitions(store)
     assert len(trained) == 1 and trained[0] >= 16  # max(16, min(sqrt, rows/256)) requested, not merged away
-    for batch in range(3):  # each run that adds vectors folds them into a delta with the same centroids
+    for batch in range(3):  # each run that adds vectors folds them in, then merges the delta back
         add(store, 6000 + batch * 300, 300, rng)
         store.refresh_indices(full=False)
-        assert partitions(store) == trained * (batch + 2)
-        assert store.vector_segments() == batch + 2
-    add(store, 7000, 300, rng)  # over MAX_VECTOR_SEGMENTS: retrained into one segment
+        assert partitions(store) == trained  # one segment, the trained partitions kept
+        assert store.vector_segments() == 1
+    assert store.count() == 6900
+    # the rows of the last fold answer through the merged index, probing one partition at a time
+    last = record(6000 + 2 * 300 + 17)
+    vector = store.table.search().where(f"chunk_id = '{last.chunk_id}'").limit(1).to_list()[0]["vector"]
+    found = store.table.search(vector).nprobes(trained[0]).refine_factor(50).limit(1).to_list()
+    assert found[0]["chunk_id"] == last.chunk_id
+
+
+def test_a_merge_that_changes_the_partitions_is_replaced_by_a_retrain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Should a Lance release re-partition on merge (as its merge with new rows does), the index
+    is retrained rather than left degenerate."""
+    from lance.dataset import DatasetOptimizer
+
+    monkeypatch.setenv("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
+    monkeypatch.setattr(store_mod, "ANN_MIN_ROWS", 2000)
+    monkeypatch.setattr(store_mod, "VECTOR_INDEX_IN_CHILD", False)
+    rng = np.random.default_rng(11)
+    store = ChunkStore(tmp_path / "lance", DIM)
+    add(store, 0, 6000, rng)
     store.refresh_indices(full=False)
-    assert store.vector_segments() == 1 and partitions(store)[0] >= 16
-    assert store.count() == 7200
+    trained = partitions(store)
+    real = DatasetOptimizer.optimize_indices
+
+    def merge_with_a_new_row(self: Any, **kwargs: Any) -> None:
+        if kwargs.get("num_indices_to_merge"):  # the merge: sneak in an unindexed row first
+            add(store, 9000, 1, rng)
+            self._dataset = store.table.to_lance()
+            real(self, index_names=kwargs["index_names"])  # Lance's default merge, new row included
+            return
+        real(self, **kwargs)
+
+    monkeypatch.setattr(DatasetOptimizer, "optimize_indices", merge_with_a_new_row)
+    add(store, 6000, 300, rng)
+    with caplog.at_level("WARNING", logger="local_memory_indexer.store"):
+        store.refresh_indices(full=False)
+    assert any("retraining" in r.getMessage() for r in caplog.records)
+    rows = store.count()  # 6,301: the sneaked row too
+    assert store.vector_segments() == 1 and trained == [max(16, min(int(6000**0.5), 6000 // 256))]
+    assert partitions(store) == [max(16, min(int(rows**0.5), rows // 256))]  # retrained, not the merge's 1

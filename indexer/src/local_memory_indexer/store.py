@@ -347,10 +347,14 @@ class ChunkStore:
         """Compact the files, fold new rows into the FTS index and (``vector``) the vector index.
 
         New vectors go into a delta segment that reuses the trained centroids
-        (``num_indices_to_merge=0``), never into a merge: Lance's merge (what ``table.optimize()``
-        does) re-partitions the IVF index to its own target size, which turned the 316 trained
-        partitions of a 100k-row index into 4 (every query then scans every PQ code). Segments
-        are bounded by retraining (``MAX_VECTOR_SEGMENTS``, in ``refresh_indices``).
+        (``num_indices_to_merge=0``), never straight into a merge: Lance's merge *with new rows*
+        (what ``table.optimize()`` does) re-partitions the IVF index to a size of its own, which
+        turned the 316 trained partitions of a 100k-row index into 4 (every query then scans
+        every PQ code). Once the delta is written no row is left unindexed, and then Lance
+        merges the segments into one that keeps the trained partitions (:meth:`_merge_vector_segments`):
+        a query probes every segment with the same probe count, so one delta segment had made
+        the 104k-chunk project's vector leg ~50% slower (bench/README.md, session 13).
+        ``MAX_VECTOR_SEGMENTS`` still bounds the segments if a merge is skipped.
         """
         indices = list(self.table.list_indices())
         fts = [idx.name for idx in indices if FTS_COLUMN in idx.columns]
@@ -371,7 +375,42 @@ class ChunkStore:
             dataset.optimize.optimize_indices(index_names=fts)
         if vector and vec:
             dataset.optimize.optimize_indices(index_names=vec, num_indices_to_merge=0)
+            self.table.checkout_latest()
+            self._merge_vector_segments(vec)
         self.table.checkout_latest()  # see the dataset-level writes above
+
+    def _merge_vector_segments(self, names: list[str]) -> None:
+        """Merge the vector index's segments into one, keeping the trained partitions.
+
+        Only when every row is indexed and every segment has the same partition count (the
+        deltas reuse the trained centroids); a merge that came out with another partition count
+        (a Lance that re-partitions) is replaced by a retrain, so a query never meets a
+        degenerate index.
+        """
+        # Lance's statistics would otherwise carry every centroid (and warn that they do).
+        os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
+        for name in names:
+            stats = self.table.index_stats(name)
+            if stats is None or (stats.num_indices or 1) <= 1 or stats.num_unindexed_rows:
+                continue
+            dataset = self.table.to_lance()
+            before = [int(seg["num_partitions"]) for seg in dataset.stats.index_stats(name)["indices"]]
+            if len(set(before)) != 1:
+                continue
+            dataset.optimize.optimize_indices(index_names=[name], num_indices_to_merge=len(before))
+            self.table.checkout_latest()
+            after = [
+                int(seg["num_partitions"]) for seg in self.table.to_lance().stats.index_stats(name)["indices"]
+            ]
+            if after != before[:1]:
+                log.warning(
+                    "merging the vector index's %d segments gave partitions %s (trained: %d); retraining",
+                    len(before),
+                    after,
+                    before[0],
+                )
+                self._create_vector_index(self.count())
+                return
 
     def vector_segments(self) -> int:
         """How many segments (the trained index plus deltas) the vector index has."""
