@@ -352,8 +352,9 @@ class ChunkStore:
         turned the 316 trained partitions of a 100k-row index into 4 (every query then scans
         every PQ code). Once the delta is written no row is left unindexed, and then Lance
         merges the segments into one that keeps the trained partitions (:meth:`_merge_vector_segments`):
-        a query probes every segment with the same probe count, so one delta segment had made
-        the 104k-chunk project's vector leg ~50% slower (bench/README.md, session 13).
+        a query probes every segment with the same probe count, and without the merge the idle
+        search latency of the 104k-chunk project climbed with each re-index (bench/README.md,
+        session 13).
         ``MAX_VECTOR_SEGMENTS`` still bounds the segments if a merge is skipped.
         """
         indices = list(self.table.list_indices())
