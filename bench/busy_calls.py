@@ -27,7 +27,7 @@ from typing import Any
 
 PARTS = (
     "resolve_project",
-    "connect_state_ro",
+    "open_state_ro",  # a state-DB connection opened (the pool's misses: the server pools them)
     "read_project_row",
     "read_index_meta",
     "_check_status",

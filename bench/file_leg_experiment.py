@@ -131,7 +131,8 @@ def file_store(reader: Any) -> FileStore:
     chunks_of = [order[bounds[i] : bounds[i + 1]] for i in range(len(files))]
     store = FileStore(files, file_idx, chunk_ids, chunk_file, vecs, cents, meta, chunks_of)
     store.summaries = summary_vectors(reader, store)
-    store.central = centrality(reader, store)
+    if any(cfg.kind == "central" for cfg in CONFIG):  # only the centrality configs read the graph
+        store.central = centrality(reader, store)
     _STORES[token] = store
     return store
 
@@ -291,7 +292,7 @@ def install() -> Any:
             q = ENCODER.encode(choice, req.query, reader.vector_dim, reader.settings)
             q = q / max(float(np.linalg.norm(q)), 1e-9)
             CTX.clear()
-            CTX.update(query=req.query, store=store, cos=_signal(store, q, CONFIG[0].sig), q=q)
+            CTX.update(query=req.query, store=store, cos=_signal(store, q, CONFIG[0].sig), q=q, reader=reader)
         return orig_sem(reader, req, warnings)
 
     def score_wrap(req, alpha, sem, kw, dfn, meta, newest, knobs, shape):  # type: ignore[no-untyped-def]
@@ -357,10 +358,11 @@ def _centroid_factor(ranked: list[Any], cfg: Config) -> None:
 
 
 def _central_factor(ranked: list[Any], cfg: Config) -> None:
-    """``central``: final *= 1 + w * centrality ** c0-free (``abs``: the scaled value; ``rank``:
+    """``central``: final *= 1 + w * x, x the file's centrality (``abs``: the scaled value; ``rank``:
     1 - (r - 1) / k for the file's rank r among the candidates' files by centrality)."""
     store: FileStore = ACTIVE["store"]
-    assert store.central is not None
+    if store.central is None:  # a store built while another config ran
+        store.central = centrality(ACTIVE["reader"], store)
     cent = store.central[cfg.sig]
     values = {
         c.file_path: float(cent[store.file_idx[c.file_path]]) for c in ranked if c.file_path in store.file_idx

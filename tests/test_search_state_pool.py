@@ -33,6 +33,15 @@ def _published(data_root: Path, project: Path) -> int:
         conn.close()
 
 
+def _indexed(tmp_path: Path) -> tuple[Path, Path]:
+    """A project of ``FILES`` indexed by a real indexer run, and its data root (caches cleared)."""
+    project = write_project(tmp_path / "p", FILES)
+    data_root = tmp_path / "data"
+    index(project, data_root)
+    RUNTIME.clear()
+    return project, data_root
+
+
 def _keyword_paths(project: Path, query: str) -> list[str]:
     out = api.search_keyword(SearchKeywordParams(query=query, project_path=str(project), cache_bust=True))
     return [r["file_path"] for r in out.results]
@@ -52,10 +61,7 @@ def test_the_pool_is_off_by_default_so_an_in_process_writer_can_follow_a_read(tm
     """A library caller that searches, then indexes the same project in the same process (the
     regression that took the pool out in session 9): no read-only connection is left open."""
     assert not STATE_POOL.enabled
-    project = write_project(tmp_path / "p", FILES)
-    data_root = tmp_path / "data"
-    index(project, data_root)
-    RUNTIME.clear()
+    project, data_root = _indexed(tmp_path)
     with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(data_root)):
         with open_index(project, load_settings()) as reader:
             conn = reader.conn
@@ -70,10 +76,7 @@ def test_the_pool_is_off_by_default_so_an_in_process_writer_can_follow_a_read(tm
 
 @pytest.mark.usefixtures("pooled")
 def test_connection_is_reused_between_calls_and_left_without_a_transaction(tmp_path: Path):
-    project = write_project(tmp_path / "p", FILES)
-    data_root = tmp_path / "data"
-    index(project, data_root)
-    RUNTIME.clear()
+    project, data_root = _indexed(tmp_path)
     with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(data_root)):
         settings = load_settings()
         with open_index(project, settings) as reader:
@@ -88,10 +91,7 @@ def test_connection_is_reused_between_calls_and_left_without_a_transaction(tmp_p
 
 @pytest.mark.usefixtures("pooled")
 def test_a_new_published_version_is_seen_through_the_pool(tmp_path: Path):
-    project = write_project(tmp_path / "p", FILES)
-    data_root = tmp_path / "data"
-    index(project, data_root)
-    RUNTIME.clear()
+    project, data_root = _indexed(tmp_path)
     with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(data_root)):
         settings = load_settings()
         with open_index(project, settings) as reader:
@@ -113,10 +113,7 @@ def test_a_new_published_version_is_seen_through_the_pool(tmp_path: Path):
 
 @pytest.mark.usefixtures("pooled")
 def test_a_recreated_state_db_is_never_read_through_an_old_connection(tmp_path: Path):
-    project = write_project(tmp_path / "p", FILES)
-    data_root = tmp_path / "data"
-    index(project, data_root)
-    RUNTIME.clear()
+    project, data_root = _indexed(tmp_path)
     with env(LOCAL_VECTOR_SEARCH_DATA_ROOT=str(data_root)):
         settings = load_settings()
         with open_index(project, settings) as reader:

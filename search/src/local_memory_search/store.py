@@ -62,13 +62,10 @@ def resolve_project(project_path: str | os.PathLike[str] | None, settings: Setti
     return project_paths(settings.data_root, Path(os.fspath(chosen)))
 
 
-def connect_state_ro(path: Path) -> sqlite3.Connection:
-    """Open the state DB read-only without creating anything next to it (see ``open_state_ro``)."""
-    return open_state_ro(path)
-
-
 #: What a pooled state-DB connection was opened on: (path, read-only URI, file identity).
 StateKey = tuple[str, str, tuple[int, ...]]
+#: The key of a connection handed out while the pool is off (closed on release, never looked up).
+_UNPOOLED: StateKey = ("", "", ())
 
 
 def state_key(path: Path) -> StateKey:
@@ -107,8 +104,8 @@ class StatePool:
     def enable(self, on: bool = True) -> None:
         """Reuse connections from now on (off: every call opens and closes its own).
 
-        Only a process that never writes a state DB may turn this on (the search server, the
-        search CLI): SQLite keeps one shared-memory mapping per database file per process, and
+        Only a process that never writes a state DB may turn this on (the search server; a CLI
+        query makes one call, so it has nothing to reuse): SQLite keeps one shared-memory mapping per database file per process, and
         when a read-only connection opened it first, a writer opened later in the same process
         fails with "attempt to write a readonly database". Pooled, that read-only connection
         would outlive the call and catch an in-process writer; unpooled, it is closed first.
@@ -119,12 +116,12 @@ class StatePool:
 
     def acquire(self, path: Path) -> tuple[StateKey, sqlite3.Connection]:
         """A read-only connection to ``path`` and the key to release it under."""
+        if not self.enabled:
+            return _UNPOOLED, open_state_ro(path)
         try:
             key = state_key(path)
         except OSError as exc:
             raise NotIndexed(f"no index state at {path}") from exc
-        if not self.enabled:
-            return key, open_state_ro(path, key[1])
         stale: list[sqlite3.Connection] = []
         conn: sqlite3.Connection | None = None
         with self._lock:
