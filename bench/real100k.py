@@ -190,7 +190,12 @@ def _sample_rss(popen: subprocess.Popen[str], started: float, every: float = 1.0
             mb = 0
         if mb and (not timeline or abs(mb - timeline[-1][1]) >= 10):
             timeline.append((round(time.perf_counter() - started, 1), int(mb)))
-        time.sleep(every)
+        # Wait, not sleep: a sleep rounded every wall time up to the next whole ``every``
+        # (a 0.6 s no-change re-index read as 1.002 s).
+        try:
+            popen.wait(timeout=every)
+        except subprocess.TimeoutExpired:
+            pass
     popen.wait()
     return timeline
 
@@ -797,6 +802,9 @@ def cmd_measure(ns: argparse.Namespace) -> dict[str, Any]:
                 "seconds": r["summary"].get("seconds"),
                 "files_parsed": r["summary"].get("files_parsed"),
                 "rss": r["rusage"].get("max_rss_kb"),
+                "time_wall": r["rusage"].get("wall"),
+                "user_s": r["rusage"].get("user_s"),
+                "system_s": r["rusage"].get("system_s"),
             }
             for r in runs
         ]
