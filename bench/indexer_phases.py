@@ -143,6 +143,40 @@ def _descendants_rss_bytes(pid: int) -> int:
     return total
 
 
+def _pss_bytes(pid: int) -> int:
+    """Proportional set size of ``pid``: its private pages plus its share of every shared one."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _family_pss_bytes(pid: int) -> int:
+    """Summed PSS of ``pid`` and its descendants: what the process tree holds, shared pages once.
+
+    Summing RSS counts each library mapped by several processes of the tree (LanceDB, pyarrow,
+    ONNX Runtime in the parent and in a child) once per process.
+    """
+    total = _pss_bytes(pid)
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return total
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                kids = [int(x) for x in fh.read().split()]
+        except OSError:
+            continue
+        for kid in kids:
+            total += _family_pss_bytes(kid)
+    return total
+
+
 def _smaps_mb(top: int = 8) -> dict[str, int]:
     """Resident MB per mapping (file base name, ``[heap]``, ``[anon]``), the largest ``top``."""
     import re
@@ -286,6 +320,7 @@ def child(project: Path) -> int:
     # With this process's descendants (parse workers, the vector index child): what the machine
     # holds for the run, sampled every 5th tick, per label too.
     family_peaks: dict[str, int] = {}
+    family_pss_peaks: dict[str, int] = {}
     tick = [0]
 
     def sample() -> None:
@@ -299,6 +334,9 @@ def child(project: Path) -> int:
                 family = rss + _descendants_rss_bytes(os.getpid())
                 if family > family_peaks.get(key, 0):
                     family_peaks[key] = family
+                pss = _family_pss_bytes(os.getpid())
+                if pss > family_pss_peaks.get(key, 0):
+                    family_pss_peaks[key] = pss
             mb = rss // 2**20
             if not timeline or abs(mb - timeline[-1][1]) >= 25:
                 timeline.append((round(time.perf_counter() - started, 2), mb))
@@ -339,6 +377,7 @@ def child(project: Path) -> int:
         "final_index_entry_rss_mb": refresh_entry_mb[-1] if refresh_entry_mb else None,
         "final_index_peak_mb": in_last(labels.peaks),
         "final_index_family_peak_mb": in_last(family_peaks),
+        "final_index_family_pss_peak_mb": in_last(family_pss_peaks),
     }
     print(
         json.dumps(
@@ -357,6 +396,11 @@ def child(project: Path) -> int:
                 "family_peak_mb": max(family_peaks.values(), default=0) // 2**20,
                 "family_peak_mb_by_label": {
                     k: v // 2**20 for k, v in sorted(family_peaks.items(), key=lambda kv: -kv[1])
+                },
+                # The same tree by PSS (shared library pages counted once across its processes).
+                "family_pss_peak_mb": max(family_pss_peaks.values(), default=0) // 2**20,
+                "family_pss_peak_mb_by_label": {
+                    k: v // 2**20 for k, v in sorted(family_pss_peaks.items(), key=lambda kv: -kv[1])
                 },
                 "lance_seconds": {k: round(v, 2) for k, v in sorted(labels.seconds.items())},
                 "timeline_mb": timeline,
@@ -431,7 +475,8 @@ def _finish_rss(
     top = list(result["peak_mb_by_label"].items())[:4]
     print(
         f"{side} r{r}: maxrss {result['maxrss_mb']} MB (largest child "
-        f"{result.get('children_maxrss_mb')} MB, with descendants {result.get('family_peak_mb')} MB), "
+        f"{result.get('children_maxrss_mb')} MB, with descendants {result.get('family_peak_mb')} MB, "
+        f"PSS with descendants {result.get('family_pss_peak_mb')} MB), "
         f"{result['chunks']} chunks, final index: parent {result.get('final_index_entry_rss_mb')} MB at entry, "
         f"{result.get('final_index_peak_mb')} MB peak, with descendants {result.get('final_index_family_peak_mb')} MB, "
         f"wall {result['wall_s']} s, load {load}; top {top}",

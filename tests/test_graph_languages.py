@@ -285,6 +285,10 @@ CASES: dict[str, dict[str, object]] = {
 
                 pub struct Store { items: Vec<String> }
 
+                pub type Items = Vec<String>;
+
+                macro_rules! log_item { ($e:expr) => { println!("{}", $e) }; }
+
                 impl Store {
                     pub fn new() -> Self { Store { items: Vec::new() } }
                     pub fn save(&self, item: &str) { self.encode(item); }
@@ -296,6 +300,8 @@ CASES: dict[str, dict[str, object]] = {
             ("src/main.rs", "main", "function"),
             ("src/main.rs", "run", "function"),
             ("src/store.rs", "Store", "struct"),
+            ("src/store.rs", "Items", "type"),
+            ("src/store.rs", "log_item", "macro"),
             ("src/store.rs", "Store.new", "method"),
             ("src/store.rs", "Store.save", "method"),
             ("src/store.rs", "Store.encode", "method"),
@@ -390,6 +396,8 @@ CASES: dict[str, dict[str, object]] = {
                 }
 
                 fun helper(): Int = max(1, 2)
+
+                typealias Items = List<String>
             """,
             "src/main/kotlin/shop/App.kt": """
                 package shop
@@ -402,6 +410,7 @@ CASES: dict[str, dict[str, object]] = {
         },
         "symbols": {
             ("src/main/kotlin/shop/store/Store.kt", "Store", "class"),
+            ("src/main/kotlin/shop/store/Store.kt", "Items", "type"),
             ("src/main/kotlin/shop/store/Store.kt", "Store.save", "method"),
             ("src/main/kotlin/shop/store/Store.kt", "Store.encode", "method"),
             ("src/main/kotlin/shop/store/Store.kt", "Store.open", "method"),
@@ -429,6 +438,10 @@ CASES: dict[str, dict[str, object]] = {
             "src/store.h": """
                 #ifndef STORE_H
                 #define STORE_H
+                #define STORE_MAX 64
+                #define STORE_OK(n) ((n) >= 0 && (n) < STORE_MAX)
+                typedef struct store_item store_item_t;
+                typedef int (*store_cb)(const char *item);
                 int store_save(const char *item);
                 #endif
             """,
@@ -436,7 +449,7 @@ CASES: dict[str, dict[str, object]] = {
                 #include <string.h>
                 #include "store.h"
                 static int encode(const char *item) { return (int)strlen(item); }
-                int store_save(const char *item) { return encode(item); }
+                int store_save(const char *item) { return STORE_OK(encode(item)); }
             """,
             "src/main.c": """
                 #include <stdio.h>
@@ -445,12 +458,18 @@ CASES: dict[str, dict[str, object]] = {
             """,
         },
         "symbols": {
+            # macros with a value and typedef names; the bare include guard STORE_H is not one
+            ("src/store.h", "STORE_MAX", "macro"),
+            ("src/store.h", "STORE_OK", "macro"),
+            ("src/store.h", "store_item_t", "type"),
+            ("src/store.h", "store_cb", "type"),
             ("src/store.c", "encode", "function"),
             ("src/store.c", "store_save", "function"),
             ("src/main.c", "main", "function"),
         },
         "calls": {
             ("src/store.c:store_save", "src/store.c:encode"),
+            ("src/store.c:store_save", "src/store.h:STORE_OK"),
             ("src/main.c:main", "src/store.c:store_save"),
         },
         "imports": {
@@ -465,6 +484,10 @@ CASES: dict[str, dict[str, object]] = {
             "src/store.hpp": """
                 #pragma once
                 #include <string>
+                #define STORE_VERSION 2
+                namespace shop { using std::swap; }
+                using Item = std::string;
+                template <typename T> using Batch = std::vector<T>;
                 class Store {
                  public:
                   void save(const std::string& item);
@@ -484,6 +507,10 @@ CASES: dict[str, dict[str, object]] = {
             """,
         },
         "symbols": {
+            ("src/store.hpp", "STORE_VERSION", "macro"),
+            ("src/store.hpp", "swap", "alias"),
+            ("src/store.hpp", "Item", "type"),
+            ("src/store.hpp", "Batch", "type"),
             ("src/store.hpp", "Store", "class"),
             ("src/store.hpp", "Store.encode", "method"),
             ("src/store.cpp", "Store.save", "method"),
@@ -653,6 +680,8 @@ CASES: dict[str, dict[str, object]] = {
                 }
 
                 object Store {
+                  type Items = List[String]
+                  type Pending
                   def open(): Store = new Store("d")
                 }
             """,
@@ -672,6 +701,8 @@ CASES: dict[str, dict[str, object]] = {
             ("src/main/scala/shop/store/Store.scala", "Store.save", "method"),
             ("src/main/scala/shop/store/Store.scala", "Store.encode", "method"),
             ("src/main/scala/shop/store/Store.scala", "Store.open", "method"),
+            # a type alias; the abstract `type Pending` declares, it does not define
+            ("src/main/scala/shop/store/Store.scala", "Store.Items", "type"),
             ("src/main/scala/shop/App.scala", "App", "class"),
             ("src/main/scala/shop/App.scala", "App.main", "method"),
             ("src/main/scala/shop/App.scala", "App.run", "method"),
@@ -920,6 +951,8 @@ CASES: dict[str, dict[str, object]] = {
                     let name: String
                 }
 
+                public typealias Items = [Item]
+
                 protocol Saving {
                     func save(_ item: String)
                 }
@@ -948,6 +981,7 @@ CASES: dict[str, dict[str, object]] = {
             # an extension is no symbol of its own: its functions are the extended type's methods
             ("Sources/Shop/Store.swift", "Store.encode", "method"),
             ("Sources/Shop/Store.swift", "Item", "struct"),
+            ("Sources/Shop/Store.swift", "Items", "type"),
             # a protocol's requirement has no body: the protocol is defined, its requirement is not
             ("Sources/Shop/Store.swift", "Saving", "interface"),
             ("Sources/App/main.swift", "run", "function"),

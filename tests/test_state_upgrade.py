@@ -25,10 +25,18 @@ def stamp_of(ddl: str) -> int:
     return int(hashlib.sha256(ddl.encode()).hexdigest()[:7], 16)
 
 
+def before_parser_ddl() -> str:
+    """The DDL of the build before the parser fingerprint's table, rebuilt from today's text."""
+    start = STATE_DDL.index("-- What parsed the files this state describes")
+    end = STATE_DDL.index("CREATE TABLE IF NOT EXISTS jobs (")
+    return STATE_DDL[:start] + STATE_DDL[end:]
+
+
 def previous_ddl() -> str:
     """The DDL of the build before two-phase publication, rebuilt from today's text."""
-    assert PENDING_COLUMN in STATE_DDL and PENDING_INDEX in STATE_DDL
-    return STATE_DDL.replace(PENDING_COLUMN, "    chunk_count  INTEGER NOT NULL\n").replace(PENDING_INDEX, "")
+    ddl = before_parser_ddl()
+    assert PENDING_COLUMN in ddl and PENDING_INDEX in ddl
+    return ddl.replace(PENDING_COLUMN, "    chunk_count  INTEGER NOT NULL\n").replace(PENDING_INDEX, "")
 
 
 def write_old_db(path: Path, ddl: str) -> None:
@@ -45,6 +53,20 @@ def write_old_db(path: Path, ddl: str) -> None:
 
 def test_the_upgrade_key_is_the_stamp_of_the_previous_ddl() -> None:
     assert stamp_of(previous_ddl()) in UPGRADES
+    assert stamp_of(before_parser_ddl()) in UPGRADES
+
+
+@pytest.mark.parametrize("ddl", [previous_ddl, before_parser_ddl])
+def test_each_earlier_build_gains_the_parser_table_with_no_fingerprint(tmp_path: Path, ddl) -> None:
+    db = tmp_path / "state.db"
+    write_old_db(db, ddl())
+    conn = open_state_rw(db)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == STATE_DDL_STAMP
+        assert conn.execute("SELECT COUNT(*) FROM parser").fetchone()[0] == 0  # re-parsed by the next run
+        assert conn.execute("SELECT COUNT(*) FROM files").fetchone()[0] == 1
+    finally:
+        conn.close()
 
 
 def test_a_db_of_the_previous_build_is_upgraded_in_place_and_keeps_its_rows(tmp_path: Path) -> None:

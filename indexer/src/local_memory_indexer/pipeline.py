@@ -58,6 +58,7 @@ from .chunking import ChunkDraft, stable_chunk_id
 from .discovery import SourceFile, discover
 from .embed_cache import EmbedCache, text_hash
 from .indexing import index_project
+from .parse_identity import parse_fingerprint
 from .parse_worker import ParsedFile, parse_file
 from .plan import (
     IndexSummary,
@@ -426,11 +427,21 @@ class _Run:
         last = self.main.last_run()
         # A rebuild beside the index starts from nothing, so an earlier crash leaves it no drift.
         interrupted = not self.beside and last is not None and last.outcome not in ("done", "cancelled")
+        if not (full or rebuild) and self._parser_changed():
+            # Every file is parsed again (vectors from the cache): an upgrade's new definitions
+            # reach an index built before it (``parse_identity``).
+            log.info("the index was parsed by another build of the parser: re-parsing every file")
+            summary.reparsed_reason = "parser_changed"
+            full = True
+        elif self.state.published() is None:
+            # A first index: whatever it publishes before a kill was parsed by this build.
+            self.state.set_parse_fingerprint(parse_fingerprint())
         run_id = self.main.begin_run("rebuild" if rebuild else "full" if full else "index")
         try:
             store = ChunkStore(self._location(self.lance_name), self.embedder.dimension)
             timer = Timer(summary, self.progress)
             self._execute(store, full or rebuild, interrupted, summary, timer, found)
+            self.state.set_parse_fingerprint(parse_fingerprint())
             if self.beside:
                 swap_in(self.main, self.state.conn, self.lance_name)
         except Cancelled:
@@ -447,6 +458,10 @@ class _Run:
         summary.published_version = self.main.published()
         summary.chunks_total, summary.languages = self.main.chunk_stats()
         return summary
+
+    def _parser_changed(self) -> bool:
+        """A published index whose files another build of the parser read (or an unknown one)."""
+        return self.state.published() is not None and self.state.parse_fingerprint() != parse_fingerprint()
 
     def _record_intact(self, store: ChunkStore) -> None:
         """Write the intact record when the store is local and LanceDB holds what was published."""

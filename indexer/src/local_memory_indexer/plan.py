@@ -70,6 +70,9 @@ class IndexSummary:
     files_repaired: int = 0
     repair_reason: str = ""
     indices_rebuilt: list[str] = field(default_factory=list)
+    #: Why every file was parsed again though the run was not ``--full`` ("parser_changed": the
+    #: index was built by another build of the parser, ``parse_identity``), or "".
+    reparsed_reason: str = ""
     errors: list[str] = field(default_factory=list)
     cancelled: bool = False
 

@@ -40,6 +40,7 @@ SWAPPED_TABLES = (
     "import_edges",
     "graph_version",
     "publications",
+    "parser",
 )
 _LANCE_NAME = re.compile(r"^lance(\.(\d+))?$")
 

@@ -28,12 +28,19 @@ STATE_DDL_STAMP = int(hashlib.sha256(STATE_DDL.encode()).hexdigest()[:7], 16)
 #: In-place upgrades of a state DB written by an earlier schema build: the earlier build's stamp →
 #: the statements that bring it to this one. Only additive changes belong here (a new column with
 #: a default, a new index); anything else is refused with the ``--rebuild`` advice.
+_PARSER_TABLE = (
+    "CREATE TABLE IF NOT EXISTS parser (id INTEGER PRIMARY KEY CHECK (id = 1), fingerprint TEXT NOT NULL);\n"
+)
+
 UPGRADES: dict[int, str] = {
     # Two-phase publication (keyword rows before vectors): files.vectors_pending and its index.
     198612326: (
         "ALTER TABLE files ADD COLUMN vectors_pending INTEGER NOT NULL DEFAULT 0;\n"
         "CREATE INDEX IF NOT EXISTS files_vectors_pending ON files(path) WHERE vectors_pending = 1;\n"
+        + _PARSER_TABLE
     ),
+    # The parser fingerprint (``parse_identity``): an index without one is re-parsed once.
+    118973948: _PARSER_TABLE,
 }
 
 

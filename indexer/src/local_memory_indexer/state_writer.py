@@ -243,6 +243,20 @@ class StateWriter:
             (version, time.time()),
         )
 
+    def parse_fingerprint(self) -> str | None:
+        """The fingerprint of the parser that built this state (``parse_identity``), if recorded."""
+        row = self.conn.execute("SELECT fingerprint FROM parser WHERE id = 1").fetchone()
+        return str(row[0]) if row else None
+
+    def set_parse_fingerprint(self, fingerprint: str) -> None:
+        """Record that every file of this state was parsed by ``fingerprint``'s parser."""
+        with self.txn():
+            self.conn.execute(
+                "INSERT INTO parser(id, fingerprint) VALUES (1, ?) "
+                "ON CONFLICT(id) DO UPDATE SET fingerprint = excluded.fingerprint",
+                (fingerprint,),
+            )
+
     def forget_publications(self) -> None:
         """The LanceDB table was recreated: its version numbers start over."""
         with self.txn():

@@ -49,6 +49,7 @@ from local_memory_shared.schema import CHUNKS_TABLE
 from local_memory_shared.state import read_index_meta
 
 from .discovery import discover
+from .parse_identity import parse_fingerprint
 from .plan import IndexSummary, ProgressSink, Timer, git_head, plan_files
 from .rebuild import clean_leftovers, side_db
 from .state_db import open_state_rw
@@ -196,6 +197,8 @@ def _refusal(
         return "the index's provenance differs from the model"
     if _settings_identity(settings) != record["settings"]:
         return "the settings differ from the record"
+    if main.parse_fingerprint() != parse_fingerprint():
+        return "the index was parsed by another build of the parser"
     if main.pending_files():
         return "files await vectors"
     if main.mirror_total() != record["rows"] or main.chunk_total() != record["rows"]:

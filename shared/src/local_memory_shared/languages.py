@@ -32,8 +32,9 @@ CONTAINER_KINDS = TYPE_KINDS | {"namespace"}
 
 #: symbol kinds whose nested functions are methods and whose names qualify what they contain
 SYMBOL_CONTAINER_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "module"})
-#: symbol kinds a call can land on (a call never runs an interface, trait, enum, type alias or module)
-CALLABLE_KINDS = frozenset({"function", "method", "class", "struct"})
+#: symbol kinds a call can land on (a call never runs an interface, trait, enum, type alias or
+#: module; it does expand a C function-like macro or an Elixir ``defmacro``)
+CALLABLE_KINDS = frozenset({"function", "method", "class", "struct", "macro"})
 #: symbol kinds that are types (a receiver typed with one of them is the project's own)
 SYMBOL_TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "type"})
 

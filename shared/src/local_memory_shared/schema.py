@@ -275,6 +275,14 @@ CREATE TABLE IF NOT EXISTS graph_version (
     version INTEGER NOT NULL
 );
 
+-- What parsed the files this state describes: ``local_memory_indexer.parse_identity``'s fingerprint
+-- (the chunker's and the graph extractor's revision, the tags queries' text). A run that finds
+-- another one re-parses every file, so an upgrade's new symbols reach existing indexes.
+CREATE TABLE IF NOT EXISTS parser (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    fingerprint TEXT NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS jobs (
     job_id          TEXT PRIMARY KEY,
     project_path    TEXT NOT NULL,

@@ -11,6 +11,7 @@
   body: (function_body)) @definition.function
 (function_declaration name: (simple_identifier) @name.definition.function body: (function_body)) @definition.function
 
+(type_alias name: (type_identifier) @name.definition.type) @definition.type
 ; --- calls ---
 (call_expression . (simple_identifier) @name.reference.call) @reference.call
 (call_expression . (navigation_expression (navigation_suffix (simple_identifier) @name.reference.call) .)) @reference.call

@@ -12,6 +12,7 @@
 (type_item name: (type_identifier) @name.definition.type) @definition.type
 (mod_item name: (identifier) @name.definition.module body: (declaration_list)) @definition.module
 (function_item name: (identifier) @name.definition.function) @definition.function
+(macro_definition name: (identifier) @name.definition.macro) @definition.macro
 
 ; --- calls (macros are not calls) ---
 (call_expression function: (identifier) @name.reference.call) @reference.call

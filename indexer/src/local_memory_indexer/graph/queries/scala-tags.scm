@@ -8,6 +8,7 @@
 (enum_definition name: (identifier) @name.definition.enum) @definition.enum
 (function_definition name: (identifier) @name.definition.function) @definition.function
 
+(type_definition name: (type_identifier) @name.definition.type type: (_)) @definition.type
 ; --- calls: `f(x)`, `a.f(x)`, `f[T](x)`, `new Foo(x)` ---
 (call_expression function: (identifier) @name.reference.call) @reference.call
 (call_expression function: (field_expression field: (identifier) @name.reference.call)) @reference.call

@@ -13,6 +13,7 @@
 (init_declaration name: "init" @name.definition.constructor body: (function_body)) @definition.constructor
 (deinit_declaration "deinit" @name.definition.function) @definition.function
 
+(typealias_declaration name: (type_identifier) @name.definition.type) @definition.type
 ; --- calls: `f()`, `Client(...)` (constructs: a call of the type), `a.f()`, `a?.f()`, `Box<T>(...)` ---
 (call_expression . (simple_identifier) @name.reference.call) @reference.call
 (call_expression

@@ -1,0 +1,32 @@
+"""What parsed an index's files: a fingerprint the state DB keeps (table ``parser``).
+
+A release that extracts more from the same file (a new definition kind in a tags query, a chunker
+rule) must reach the indexes built before it: the pipeline compares the fingerprint the state DB
+recorded with this build's and, where they differ, re-parses every file once (as ``--full`` does;
+vectors come from the embedding cache). The no-change fast path refuses on a difference too.
+
+The fingerprint is ``PARSE_REVISION`` and the text of every tags query: editing a query changes it
+by itself; a code change to the chunker or the extractor that changes their output bumps
+``PARSE_REVISION`` by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from importlib import resources
+
+#: Bump when a code change makes the chunker or the graph extractor produce other rows for the
+#: same file (the tags queries are hashed: editing one needs no bump).
+PARSE_REVISION = 1
+
+
+@cache
+def parse_fingerprint() -> str:
+    """``r<PARSE_REVISION>-<sha256 of the tags queries' names and text>`` (16 hex digits)."""
+    digest = hashlib.sha256()
+    queries = resources.files("local_memory_indexer.graph").joinpath("queries")
+    for entry in sorted(queries.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".scm"):
+            digest.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
+    return f"r{PARSE_REVISION}-{digest.hexdigest()[:16]}"
