@@ -37,10 +37,13 @@ DEFAULT_MAX_TOKENS = 256
 #: Most texts per ONNX run. Batches are formed after sorting by length, so little is lost to padding.
 DEFAULT_BATCH_SIZE = 64
 #: Most PADDED tokens (rows x longest row) per ONNX run: this, not the text count, bounds the
-#: activations (attention alone is 12 heads x rows x len^2 floats). 2,048 keeps one run's
-#: working set near 50 MB at 256-token rows (bench/footprint.py) and still gives each
-#: matrix product thousands of rows, so 2 cores stay as busy as with bigger runs.
-DEFAULT_BATCH_TOKENS = 2048
+#: activations (attention alone is 12 heads x rows x len^2 floats). Resident memory rises by
+#: about 100 MB during a 1,024-token run and 180 MB during a 2,048-token one, at the same wall
+#: rate and 2-7% more texts per CPU second (``python -m bench.embed_tokens``, 1,000 real chunk
+#: texts, 3 interleaved rounds: 2,048 / 1,024 / 512 tokens swing 183 / 104 / 65 MB); that swing
+#: was the indexer's peak at 52k chunks (648 MB with 2,048). Each matrix product still has a
+#: thousand rows, so 2 cores stay busy; 512 lost some wall rate.
+DEFAULT_BATCH_TOKENS = 1024
 #: glibc's M_MMAP_THRESHOLD parameter number, and the fixed threshold we set (see bound_malloc_heap).
 _M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD_BYTES = 1 << 20
