@@ -1,3 +1,4 @@
+; inherits: c_preprocessor
 ; Local Memory tags for C. Capture convention: local_memory_indexer.graph.extract.
 
 ; --- definitions (prototypes are declarations, not definitions) ---
@@ -13,13 +14,6 @@
 (struct_specifier name: (type_identifier) @name.definition.struct body: (field_declaration_list)) @definition.struct
 (union_specifier name: (type_identifier) @name.definition.struct body: (field_declaration_list)) @definition.struct
 (enum_specifier name: (type_identifier) @name.definition.enum body: (enumerator_list)) @definition.enum
-; Macros with a value (a bare `#define FOO_H` include guard defines nothing a reader looks up),
-; function-like macros, and typedef names.
-(preproc_def name: (identifier) @name.definition.macro value: (_)) @definition.macro
-(preproc_function_def name: (identifier) @name.definition.macro) @definition.macro
-(type_definition declarator: (type_identifier) @name.definition.type) @definition.type
-(type_definition
-  declarator: (function_declarator declarator: (parenthesized_declarator (pointer_declarator declarator: (type_identifier) @name.definition.type)))) @definition.type
 
 ; --- calls ---
 (call_expression function: (identifier) @name.reference.call) @reference.call

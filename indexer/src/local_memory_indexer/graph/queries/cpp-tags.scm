@@ -1,3 +1,4 @@
+; inherits: c_preprocessor
 ; Local Memory tags for C++. Capture convention: local_memory_indexer.graph.extract.
 ; Namespaces do not qualify names (like packages elsewhere); classes do. An out-of-class
 ; definition `void Client::flush()` is qualified by its scope: Client.flush.
@@ -19,13 +20,6 @@
   declarator: (reference_declarator
     (function_declarator
       declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name)] @name.definition.function))) @definition.function
-; Macros with a value (a bare `#define FOO_H` include guard defines nothing a reader looks up),
-; function-like macros, and typedef names.
-(preproc_def name: (identifier) @name.definition.macro value: (_)) @definition.macro
-(preproc_function_def name: (identifier) @name.definition.macro) @definition.macro
-(type_definition declarator: (type_identifier) @name.definition.type) @definition.type
-(type_definition
-  declarator: (function_declarator declarator: (parenthesized_declarator (pointer_declarator declarator: (type_identifier) @name.definition.type)))) @definition.type
 ; Aliases: `using Name = T;` (also as a template) and `using std::optional;` (a name the
 ; namespace re-exports: `absl::optional` is defined there).
 (alias_declaration name: (type_identifier) @name.definition.type) @definition.type
