@@ -18,39 +18,20 @@ import argparse
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
+from local_memory_indexer.store import fts_index_config
 from local_memory_shared.schema import FTS_COLUMN
 
 from bench.common import emit
+from bench.index_state import fts_partition_count, published_table
+from bench.metrics import percentiles
 
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 CACHE = Path(__file__).resolve().parent / "cache" / "fts-partitions"
-
-
-def _published(project: Path, data_root: Path) -> tuple[Path, int]:
-    from local_memory_shared.paths import project_paths
-
-    paths = project_paths(data_root.resolve(), project.resolve())
-    conn = sqlite3.connect(paths.state_db)
-    try:
-        version, lance_dir = conn.execute("SELECT published_version, lance_dir FROM projects").fetchone()
-    finally:
-        conn.close()
-    return paths.dir / lance_dir, int(version)
-
-
-def fts_partitions(table_dir: Path, ds: Any) -> int:
-    """Posting-list partitions of the FTS index (its ``part_N_*`` files)."""
-    for idx in ds.list_indices():
-        if idx["type"] == "Inverted":
-            folder = table_dir / "_indices" / idx["uuid"]
-            return len({n.split("_")[1] for n in os.listdir(folder) if n.startswith("part_")})
-    return 0
 
 
 def _time(tables: dict[str, Any], queries: list[str]) -> dict[str, list[float]]:
@@ -80,15 +61,6 @@ def _time(tables: dict[str, Any], queries: list[str]) -> dict[str, list[float]]:
     return out
 
 
-def _pct(xs: list[float]) -> dict[str, float]:
-    s = sorted(xs)
-    return {
-        "p50": round(s[len(s) // 2], 2),
-        "p95": round(s[int(len(s) * 0.95)], 2),
-        "mean": round(sum(s) / len(s), 2),
-    }
-
-
 def main(argv: list[str] | None = None) -> int:
     import lance
     import lancedb
@@ -102,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=150)
     ns = ap.parse_args(argv)
 
-    lance_dir, version = _published(PROJECT, DATA)
+    table_dir, version = published_table(PROJECT, DATA)
+    lance_dir = table_dir.parent
     shutil.rmtree(CACHE, ignore_errors=True)
     CACHE.mkdir(parents=True)
     subprocess.run(["cp", "-al", str(lance_dir), str(CACHE / "lance")], check=True)
@@ -124,6 +97,27 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": [],
     }
     ids = ds.to_table(columns=["chunk_id"]).column("chunk_id").to_pylist()
+
+    def measure(label: int | str, **extra: float) -> None:
+        """Time both tables, freshly opened, and record the copy's partitions and the ratios."""
+        original = asyncio.run(open_table(lance_dir))
+        asyncio.run(original.checkout(version))
+        copy = asyncio.run(open_table(CACHE / "lance"))
+        times = _time({"original": original, "copy": copy}, queries)
+        mine, theirs = percentiles(times["copy"]), percentiles(times["original"])
+        fts = next(i for i in ds.list_indices() if i["type"] == "Inverted")
+        entry = {
+            "round": label,
+            "fts_partitions": fts_partition_count(copy_dir, fts["uuid"]),
+            **extra,
+            "original_ms": theirs,
+            "copy_ms": mine,
+            "ratio_p50": round(mine["p50"] / theirs["p50"], 3),
+            "ratio_mean": round(mine["mean"] / theirs["mean"], 3),
+        }
+        result["rounds"].append(entry)
+        print(json.dumps(entry), flush=True)
+
     for r in range(ns.rounds + 1):
         if r:
             # Rewrite ``rows`` rows as a re-index of changed files does (delete + insert), then fold.
@@ -140,47 +134,12 @@ def main(argv: list[str] | None = None) -> int:
             fold_s = time.perf_counter() - started
         else:
             fold_s = 0.0
-        original = asyncio.run(open_table(lance_dir))
-        asyncio.run(original.checkout(version))
-        copy = asyncio.run(open_table(CACHE / "lance"))
-        times = _time({"original": original, "copy": copy}, queries)
-        entry = {
-            "round": r,
-            "fts_partitions": fts_partitions(copy_dir, ds),
-            "fold_s": round(fold_s, 2),
-            "original_ms": _pct(times["original"]),
-            "copy_ms": _pct(times["copy"]),
-            "ratio_p50": round(_pct(times["copy"])["p50"] / _pct(times["original"])["p50"], 3),
-            "ratio_mean": round(_pct(times["copy"])["mean"] / _pct(times["original"])["mean"], 3),
-        }
-        result["rounds"].append(entry)
-        print(json.dumps(entry), flush=True)
+        measure(r, fold_s=round(fold_s, 2))
     started = time.perf_counter()
     tbl = lancedb.connect(str(CACHE / "lance")).open_table("chunks")
-    from lancedb.index import FTS
-
-    tbl.create_index(
-        FTS_COLUMN,
-        config=FTS(base_tokenizer="simple", stem=True, remove_stop_words=False, max_token_length=64),
-        replace=True,
-    )
-    rebuild_s = time.perf_counter() - started
+    tbl.create_index(FTS_COLUMN, config=fts_index_config(), replace=True)  # the indexer's own settings
     ds = lance.dataset(str(copy_dir))
-    original = asyncio.run(open_table(lance_dir))
-    asyncio.run(original.checkout(version))
-    copy = asyncio.run(open_table(CACHE / "lance"))
-    times = _time({"original": original, "copy": copy}, queries)
-    entry = {
-        "round": "rebuilt",
-        "fts_partitions": fts_partitions(copy_dir, ds),
-        "rebuild_s": round(rebuild_s, 2),
-        "original_ms": _pct(times["original"]),
-        "copy_ms": _pct(times["copy"]),
-        "ratio_p50": round(_pct(times["copy"])["p50"] / _pct(times["original"])["p50"], 3),
-        "ratio_mean": round(_pct(times["copy"])["mean"] / _pct(times["original"])["mean"], 3),
-    }
-    result["rounds"].append(entry)
-    print(json.dumps(entry), flush=True)
+    measure("rebuilt", rebuild_s=round(time.perf_counter() - started, 2))
     out = (
         Path(__file__).resolve().parent / "results" / f"fts_partitions-{time.strftime('%Y%m%d-%H%M%S')}.json"
     )

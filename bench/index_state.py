@@ -13,25 +13,40 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
 
+def published_table(project: Path, data_root: Path) -> tuple[Path, int]:
+    """The project's LanceDB folder (``…/chunks.lance``) and the version its searchers read."""
+    from local_memory_shared.paths import project_paths
+    from local_memory_shared.state_reader import open_state_ro, read_project_row
+
+    paths = project_paths(data_root.resolve(), project.resolve())
+    conn = open_state_ro(paths.state_db)
+    try:
+        row = read_project_row(conn, str(paths.project_path))
+    finally:
+        conn.close()
+    if row is None or row.published_version is None:
+        raise SystemExit(f"{project} has no published index under {data_root}")
+    return paths.dir / row.lance_dir / "chunks.lance", row.published_version
+
+
+def fts_partition_count(table_dir: Path, index_uuid: str) -> int:
+    """Posting-list partitions of a full-text index (its ``part_N_*`` files): a query reads each."""
+    folder = table_dir / "_indices" / index_uuid
+    return len({name.split("_")[1] for name in os.listdir(folder) if name.startswith("part_")})
+
+
 def index_state(project: Path, data_root: Path) -> dict[str, Any]:
     """The published version's fragments, deletions and index segments."""
     import lance
-    from local_memory_shared.paths import project_paths
 
-    paths = project_paths(data_root.resolve(), project.resolve())
-    conn = sqlite3.connect(paths.state_db)
-    try:
-        version, lance_dir = conn.execute("SELECT published_version, lance_dir FROM projects").fetchone()
-    finally:
-        conn.close()
-    ds = lance.dataset(str(paths.dir / lance_dir / "chunks.lance"), version=version)
+    table_dir, version = published_table(project, data_root)
+    ds = lance.dataset(str(table_dir), version=version)
     fragments = ds.get_fragments()
     ids = {f.fragment_id for f in fragments}
     rows = [f.count_rows() for f in fragments]
@@ -57,14 +72,7 @@ def index_state(project: Path, data_root: Path) -> dict[str, Any]:
             "fragments_named_but_gone": sorted(named - ids),
             "partitions": [s.get("num_partitions") for s in segments if "num_partitions" in s],
             "rows_per_delta": stats.get("num_indexed_rows_per_delta"),
-            # A full-text index's posting-list partitions (``part_N_*`` files): a query reads each.
-            "fts_partitions": len(
-                {
-                    name.split("_")[1]
-                    for name in os.listdir(paths.dir / lance_dir / "chunks.lance" / "_indices" / idx["uuid"])
-                    if name.startswith("part_")
-                }
-            ),
+            "fts_partitions": fts_partition_count(table_dir, idx["uuid"]) if idx["type"] == "Inverted" else 0,
         }
     return out
 

@@ -120,13 +120,13 @@ def _rss_bytes() -> int:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _descendants_rss_bytes(pid: int) -> int:
-    """Summed RSS of ``pid``'s descendant processes (parse workers, the vector index child …)."""
-    total = 0
+def _descendants(pid: int) -> list[int]:
+    """``pid``'s descendant processes (parse workers, the fold and vector index children …)."""
+    found: list[int] = []
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return 0
+        return found
     for tid in tasks:
         try:
             with open(f"/proc/{pid}/task/{tid}/children") as fh:
@@ -134,12 +134,19 @@ def _descendants_rss_bytes(pid: int) -> int:
         except OSError:
             continue
         for kid in kids:
-            try:
-                with open(f"/proc/{kid}/statm") as fh:
-                    total += int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-            except OSError:
-                continue
-            total += _descendants_rss_bytes(kid)
+            found += [kid, *_descendants(kid)]
+    return found
+
+
+def _descendants_rss_bytes(pid: int) -> int:
+    """Summed RSS of ``pid``'s descendant processes."""
+    total = 0
+    for kid in _descendants(pid):
+        try:
+            with open(f"/proc/{kid}/statm") as fh:
+                total += int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except OSError:
+            continue
     return total
 
 
@@ -161,20 +168,7 @@ def _family_pss_bytes(pid: int) -> int:
     Summing RSS counts each library mapped by several processes of the tree (LanceDB, pyarrow,
     ONNX Runtime in the parent and in a child) once per process.
     """
-    total = _pss_bytes(pid)
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return total
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as fh:
-                kids = [int(x) for x in fh.read().split()]
-        except OSError:
-            continue
-        for kid in kids:
-            total += _family_pss_bytes(kid)
-    return total
+    return sum(_pss_bytes(p) for p in (pid, *_descendants(pid)))
 
 
 def _smaps_mb(top: int = 8) -> dict[str, int]:

@@ -25,6 +25,13 @@ from local_memory_shared.paths import ProjectPaths
 from local_memory_shared.schema import ChunkRecord
 
 
+def use_data_root(monkeypatch: Any, root: Path) -> None:
+    """Index under ``root`` with the packaged default model (no EMBED_BACKEND / EMBED_MODEL override)."""
+    monkeypatch.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(root))
+    monkeypatch.delenv("EMBED_BACKEND", raising=False)
+    monkeypatch.delenv("EMBED_MODEL", raising=False)
+
+
 def write_modules(
     root: Path, n_files: int, funcs: int, render: Callable[[int, int], str], *, folder: str, stem: str
 ) -> Path:

@@ -12,7 +12,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from local_memory_indexer.parse_identity import PARSE_REVISION, parse_fingerprint
+from indexing_support import use_data_root
+from local_memory_indexer.parse_identity import PARSE_REVISION, fingerprint_of, parse_fingerprint
 from local_memory_indexer.pipeline import index_project
 from local_memory_shared.config import load_settings
 from local_memory_shared.embedding import create_embedder
@@ -45,9 +46,7 @@ def onnx() -> Embedder:
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(tmp_path / "data"))
-    monkeypatch.delenv("EMBED_BACKEND", raising=False)
-    monkeypatch.delenv("EMBED_MODEL", raising=False)
+    use_data_root(monkeypatch, tmp_path / "data")
     root = tmp_path / "proj"
     for rel, text in FILES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -71,7 +70,12 @@ def macros(project: Path) -> set[object]:
 
 def test_the_fingerprint_names_the_revision_and_changes_with_the_queries() -> None:
     assert parse_fingerprint().startswith(f"r{PARSE_REVISION}-")
-    assert len(parse_fingerprint().split("-", 1)[1]) == 16
+    queries = [("c-tags.scm", b"(preproc_def) @definition.macro"), ("go-tags.scm", b"(x)")]
+    base = fingerprint_of(1, queries)
+    assert fingerprint_of(1, list(reversed(queries))) == base  # the listing order does not count
+    assert fingerprint_of(1, [queries[0], ("go-tags.scm", b"(y)")]) != base  # an edited query
+    assert fingerprint_of(1, queries[:1]) != base  # a removed query
+    assert fingerprint_of(2, queries) != base  # a bumped revision
 
 
 def test_an_index_of_another_parser_is_reparsed_once_and_gains_what_it_lacked(

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from indexing_support import current_lance, run_cli, summary_of, write_modules
+from indexing_support import current_lance, run_cli, summary_of, use_data_root, write_modules
 from local_memory_indexer import unchanged
 from local_memory_indexer.pipeline import index_project
 from local_memory_indexer.plan import IndexSummary
@@ -51,9 +51,7 @@ def onnx() -> Embedder:
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(tmp_path / "data"))
-    monkeypatch.delenv("EMBED_BACKEND", raising=False)
-    monkeypatch.delenv("EMBED_MODEL", raising=False)
+    use_data_root(monkeypatch, tmp_path / "data")
     return write_project(tmp_path / "proj")
 
 

@@ -13,6 +13,7 @@ by itself; a code change to the chunker or the extractor that changes their outp
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 
@@ -21,12 +22,19 @@ from importlib import resources
 PARSE_REVISION = 1
 
 
+def fingerprint_of(revision: int, queries: Iterable[tuple[str, bytes]]) -> str:
+    """``r<revision>-<sha256 of the (name, text) pairs, sorted by name>`` (16 hex digits)."""
+    digest = hashlib.sha256()
+    for name, text in sorted(queries):
+        digest.update(name.encode() + b"\0" + text + b"\0")
+    return f"r{revision}-{digest.hexdigest()[:16]}"
+
+
 @cache
 def parse_fingerprint() -> str:
-    """``r<PARSE_REVISION>-<sha256 of the tags queries' names and text>`` (16 hex digits)."""
-    digest = hashlib.sha256()
+    """This build's fingerprint: ``PARSE_REVISION`` and every tags query shipped with it."""
     queries = resources.files("local_memory_indexer.graph").joinpath("queries")
-    for entry in sorted(queries.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".scm"):
-            digest.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
-    return f"r{PARSE_REVISION}-{digest.hexdigest()[:16]}"
+    return fingerprint_of(
+        PARSE_REVISION,
+        ((e.name, e.read_bytes()) for e in queries.iterdir() if e.name.endswith(".scm")),
+    )

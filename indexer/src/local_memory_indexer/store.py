@@ -89,6 +89,13 @@ def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def fts_index_config() -> Any:
+    """The full-text index's LanceDB configuration (tokenizer, stemming, token length)."""
+    from lancedb.index import FTS
+
+    return FTS(base_tokenizer="simple", stem=True, remove_stop_words=False, max_token_length=64)
+
+
 class ChunkStore:
     """LanceDB ``chunks`` table of one project, opened for writing."""
 
@@ -331,13 +338,7 @@ class ChunkStore:
         return ChildRun(int(pid), int(peak_kb))
 
     def _create_fts(self) -> None:
-        from lancedb.index import FTS
-
-        self.table.create_index(
-            FTS_COLUMN,
-            config=FTS(base_tokenizer="simple", stem=True, remove_stop_words=False, max_token_length=64),
-            replace=True,
-        )
+        self.table.create_index(FTS_COLUMN, config=fts_index_config(), replace=True)
 
     def _fold_fts(self) -> None:
         """Compact and fold new rows into the FTS index only (never the vector index)."""
