@@ -1,7 +1,7 @@
 """The vector leg's ANN settings on a large index: latency against recall, one process, interleaved.
 
-The semantic leg asks LanceDB's IVF-PQ index with ``nprobes`` partitions and a ``refine_factor``
-(``legs.ANN_NPROBES`` / ``legs.ANN_REFINE_FACTOR``; the refine re-ranks ``depth × factor`` PQ
+The semantic leg asks LanceDB's IVF index with ``nprobes`` partitions and a ``refine_factor``
+(``legs.ANN_SETTINGS``, per index kind; the refine re-ranks ``depth × factor`` quantized
 candidates by their exact vectors). This times the leg's own LanceDB query (the same
 ``vector_arrow`` call, columns and depth the leg uses, query vectors encoded once beforehand)
 for each setting, rotating the settings' order query by query so machine noise hits all alike,

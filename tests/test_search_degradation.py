@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from fakes.ollama_server import FakeOllama
-from lancedb.index import FTS, IvfFlat
+from lancedb.index import FTS, IvfFlat, IvfSq
 from local_memory_search import store as search_store
 from local_memory_search.store import clear_caches, open_index
 from local_memory_search.tools import call_tool
@@ -138,6 +138,27 @@ def test_broken_ann_index_falls_back_to_a_flat_scan(root, project):
     assert codes(broken) == ["ann_index_unusable"]
     assert broken["search"]["legs"] == {"semantic": "lance_flat"}
     assert symbols(broken)[:3] == symbols(healthy)[:3]
+
+
+def test_each_ann_index_kind_answers_as_the_exact_scan_does(root, project):
+    """IVF_SQ (what the indexer builds) is asked without a refine, IVF_PQ of older indexes and any
+    other kind with one; each names its kind on the reader and finds the exact scan's answer."""
+    query = "evict the least recently used entry"
+    exact = ok("search_semantic", query=query)
+    assert exact["search"]["legs"] == {"semantic": "lance_flat"}
+    for config, kind in (
+        (IvfSq(distance_type="cosine", num_partitions=2), "IvfSq"),
+        (IvfFlat(distance_type="cosine", num_partitions=2), "IvfFlat"),
+    ):
+        lance_table(root, project).create_index("vector", config=config, replace=True)
+        publish(root, project)
+        clear_caches()
+        with open_index(project, load_settings()) as reader:
+            assert reader.vector_index == kind
+        found = ok("search_semantic", query=query)
+        assert found["search"]["legs"] == {"semantic": "lance_ann"} and codes(found) == []
+        assert symbols(found)[0] == symbols(exact)[0] == "LruCache"
+        assert {r["chunk_id"] for r in found["results"][:5]} == {r["chunk_id"] for r in exact["results"][:5]}
 
 
 # -- LanceDB missing or unreadable → SQLite fallback for everything ------------------------

@@ -152,6 +152,28 @@ def test_the_fast_path_refreshes_what_a_no_change_run_refreshes(
     assert state(project, "SELECT mtime FROM files WHERE path = 'pkg/mod_001.py'") == [(1.0,)]
 
 
+def test_an_index_big_enough_for_a_vector_index_of_an_older_kind_goes_the_full_way(
+    project: Path, onnx: Embedder, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record written before the kind was recorded (an IVF_PQ index) or naming an older kind
+    sends a table of ``ANN_MIN_ROWS`` rows or more the full way, whose index step retrains it."""
+    run(project, onnx, caplog)
+    record_file = unchanged.intact_path(paths_of(project))
+    record = json.loads(record_file.read_text())
+    assert record["vector_index"] is None  # 18 rows: no vector index
+    _, why = run(project, onnx, caplog)
+    assert why == "nothing changed"
+    monkeypatch.setattr(unchanged, "ANN_MIN_ROWS", record["rows"])  # as if the table had one
+    for older in ({"vector_index": "IvfPq"}, {}):
+        stale = {k: v for k, v in record.items() if k != "vector_index"} | older
+        record_file.write_text(json.dumps(stale))
+        _, why = run(project, onnx, caplog)
+        assert "vector index is of an older kind" in why, why
+    monkeypatch.setattr(unchanged, "ANN_MIN_ROWS", record["rows"] + 1)
+    _, why = run(project, onnx, caplog)
+    assert why == "nothing changed"
+
+
 def _delete_indices(paths: ProjectPaths) -> None:
     for index_dir in (current_lance(paths) / "chunks.lance" / "_indices").iterdir():
         shutil.rmtree(index_dir)

@@ -1,4 +1,4 @@
-"""The IVF_PQ index is trained in a child process: the same index, and the child dies with the indexer.
+"""The IVF_SQ index is trained in a child process: the same index, and the child dies with the indexer.
 
 Training adds ~300 MB for minutes at 80k rows; in a child process that memory goes with it. The
 index must be the one an in-process build makes, and a killed indexer must not leave the child
@@ -36,8 +36,8 @@ def build(lance_dir: Path, rows: int) -> ChunkStore:
 def index_shape(store: ChunkStore) -> tuple[str, list[int], int]:
     stats = store.table.to_lance().stats.index_stats("vector_idx")
     parts = [int(segment["num_partitions"]) for segment in stats["indices"]]
-    sub_vectors = int(stats["indices"][0]["sub_index"]["num_sub_vectors"])
-    return str(stats["index_type"]), parts, sub_vectors
+    bits = int(stats["indices"][0]["sub_index"]["num_bits"])
+    return str(stats["index_type"]), parts, bits
 
 
 def test_the_vector_index_is_trained_in_a_child_and_matches_an_in_process_build(
@@ -52,12 +52,12 @@ def test_the_vector_index_is_trained_in_a_child_and_matches_an_in_process_build(
     monkeypatch.setattr(store_mod, "VECTOR_INDEX_IN_CHILD", False)
     here = build(tmp_path / "here", 6000)
     assert index_shape(child) == index_shape(here)
-    kind, parts, sub_vectors = index_shape(child)
-    assert kind == "IVF_PQ" and parts == [max(16, min(int(6000**0.5), 6000 // 256))]
-    assert sub_vectors == store_mod._sub_vectors(DIM)
+    kind, parts, bits = index_shape(child)
+    assert kind == "IVF_SQ" and parts == [max(16, min(int(6000**0.5), 6000 // 256))] and bits == 8
+    assert child.vector_index_type() == store_mod.VECTOR_INDEX_TYPE == "IvfSq"
     probe = np.random.default_rng(3).random((1, DIM), dtype=np.float32)[0]  # row 0's own vector
-    # Uniform random vectors crowd one orthant, where PQ codes alone may rank a neighbour first
-    # (seen once in CI): probe every partition and re-rank PQ's best 100 by exact distance.
+    # Uniform random vectors crowd one orthant, where quantized codes alone may rank a neighbour
+    # first: probe every partition and re-rank the best 100 by exact distance.
     found = child.table.search(probe).nprobes(parts[0]).refine_factor(100).limit(1).to_list()
     assert found[0]["chunk_id"] == function_record(0).chunk_id
 

@@ -88,3 +88,33 @@ def test_a_merge_that_changes_the_partitions_is_replaced_by_a_retrain(
     rows = store.count()  # 6,301: the sneaked row too
     assert store.vector_segments() == 1 and trained == [max(16, min(int(6000**0.5), 6000 // 256))]
     assert partitions(store) == [max(16, min(int(rows**0.5), rows // 256))]  # retrained, not the merge's 1
+
+
+def test_an_index_of_an_older_kind_is_retrained_as_ivf_sq(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Indexes built before IVF_SQ carry an IVF_PQ index: the next run that maintains indices
+    retrains it (the searcher asks each kind with its own probes meanwhile)."""
+    from lancedb.index import IvfPq
+
+    monkeypatch.setenv("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
+    monkeypatch.setattr(store_mod, "ANN_MIN_ROWS", 2000)
+    monkeypatch.setattr(store_mod, "VECTOR_INDEX_IN_CHILD", False)
+    rng = np.random.default_rng(5)
+    store = ChunkStore(tmp_path / "lance", DIM)
+    add(store, 0, 6000, rng)
+    store.table.create_index(
+        "vector", config=IvfPq(distance_type="cosine", num_partitions=16, num_sub_vectors=4), replace=True
+    )
+    assert store.vector_index_type() == "IvfPq"
+    add(store, 6000, 300, rng)
+    store.refresh_indices(full=False)
+    assert store.vector_index_type() == store_mod.VECTOR_INDEX_TYPE == "IvfSq"
+    assert store.vector_segments() == 1
+    assert partitions(store) == [max(16, min(int(6300**0.5), 6300 // 256))]
+    stats = store.table.index_stats("vector_idx")
+    assert stats is not None and stats.num_unindexed_rows == 0
+    add(store, 6300, 300, rng)  # an index of the current kind is folded into, not retrained
+    store.refresh_indices(full=False)
+    assert store.vector_index_type() == "IvfSq"
+    assert partitions(store) == [24]  # 6,300 rows' partitions kept (a retrain at 6,600 makes 25)

@@ -471,7 +471,7 @@ class _Run:
         if version != store.version or rows != self.main.mirror_total():
             log.info("no intact record: LanceDB's latest version is not the published one")
             return
-        record_intact(self.paths, self.settings, self.embedder, self.main, rows)
+        record_intact(self.paths, self.settings, self.embedder, self.main, rows, store.vector_index_type())
 
     def _execute(
         self,

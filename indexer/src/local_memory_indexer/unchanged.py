@@ -13,6 +13,8 @@ only when all of these hold, checked in this order (the walk last):
 - the state DB is of this schema build and the journal's last run ended "done";
 - the published version, the LanceDB folder and the provenance row match the record, and so do the
   model (backend, name, dimension, file sizes and mtimes) and the settings;
+- a table big enough for a vector index has one of the kind the indexer builds now
+  (``store.VECTOR_INDEX_TYPE``; an older kind is retrained by the full way);
 - no file awaits vectors, the mirror holds the record's row count, and no side DB of a killed
   rebuild is left;
 - the compact query model (or its ``.none`` marker) exists, for an ONNX model;
@@ -54,7 +56,11 @@ from .plan import IndexSummary, ProgressSink, Timer, git_head, plan_files
 from .rebuild import clean_leftovers, side_db
 from .state_db import open_state_rw
 from .state_writer import StateWriter
-from .store import KEEP_VERSIONS_FOR  # the module imports LanceDB and pyarrow only when a store opens
+from .store import (
+    ANN_MIN_ROWS,
+    KEEP_VERSIONS_FOR,
+    VECTOR_INDEX_TYPE,
+)  # the module imports LanceDB and pyarrow only when a store opens
 
 log = logging.getLogger(__name__)
 
@@ -145,9 +151,15 @@ def _compact_model_ready(settings: Settings, embedder: Embedder) -> bool:
 
 
 def record_intact(
-    paths: ProjectPaths, settings: Settings, embedder: Embedder, main: StateWriter, rows: int
+    paths: ProjectPaths,
+    settings: Settings,
+    embedder: Embedder,
+    main: StateWriter,
+    rows: int,
+    vector_index: str | None,
 ) -> None:
-    """Write the intact record of the index as a run that ended "done" left it (atomically)."""
+    """Write the intact record of the index as a run that ended "done" left it (atomically);
+    ``vector_index`` is the kind of its vector index (None: it has none)."""
     model = model_identity(embedder)
     version = main.published()
     if model is None or version is None or settings.lance_uri is not None:
@@ -158,6 +170,7 @@ def record_intact(
         "version": version,
         "lance_dir": lance_name,
         "rows": rows,
+        "vector_index": vector_index,
         "model": model,
         "settings": _settings_identity(settings),
         "tree": lance_tree(paths.dir / lance_name / f"{CHUNKS_TABLE}.lance"),
@@ -199,6 +212,8 @@ def _refusal(
         return "the settings differ from the record"
     if main.parse_fingerprint() != parse_fingerprint():
         return "the index was parsed by another build of the parser"
+    if record["rows"] >= ANN_MIN_ROWS and record.get("vector_index") != VECTOR_INDEX_TYPE:
+        return "the vector index is of an older kind (it is retrained)"
     if main.pending_files():
         return "files await vectors"
     if main.mirror_total() != record["rows"] or main.chunk_total() != record["rows"]:

@@ -31,16 +31,22 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: ANN search knobs used when the table has an IVF index (built from ``ANN_MIN_ROWS`` = 20,000
-#: rows; refine re-ranks ``depth × factor`` PQ candidates with exact distances). Measured on the
-#: 104k-chunk project against the exact scan (``python -m bench.ann_sweep``; recall of its top 10,
-#: p95 ratio to the old 20 probes / refine 5): one index segment (a fresh build) 20/5 0.81,
-#: 20/2 0.80 ×0.76, 40/2 0.89 ×0.89, 60/2 0.95 ×0.99; two segments (after a re-index: every
-#: delta segment is probed as often, so probes cost more there) 20/5 0.82, 20/2 0.82 ×0.87,
-#: 30/2 0.87 ×1.00, 40/2 0.90 ×1.05, 60/2 0.94 ×1.35. The refine beyond ×2 bought nothing at top
-#: 10; 30 probes find more of the exact answer than 20/5 did in no more time, in both states.
-ANN_NPROBES = 30
-ANN_REFINE_FACTOR = 2
+#: ANN search settings per vector index kind: (nprobes, refine_factor). The index exists from
+#: ``ANN_MIN_ROWS`` = 20,000 rows; a refine re-ranks ``depth × factor`` candidates by their exact
+#: vectors, which costs a read of every one. Measured on the 104k-chunk project against the exact
+#: scan (``python -m bench.ann_sweep``; recall of its top 10, p50):
+#:
+#: - ``IvfSq`` (what the indexer builds now): 8-bit codes rank almost as the exact vectors do, so
+#:   no refine; probes are cheap. 30 / 40 / 60 / 80 probes: 0.85 / 0.89 / 0.94 / 0.96 at
+#:   5.3 / 5.3 / 5.6 / 5.9 ms; refining ×2 adds ~2 ms for +0.01. 60 probes.
+#: - ``IvfPq`` (indexes built before; retrained to ``IvfSq`` by the next index run): 30 probes,
+#:   refine ×2 — 0.86-0.87 at 8.9-10.5 ms; without the refine 0.67. One segment 20/5 0.81, 40/2
+#:   0.89 ×0.89 p95 of 20/5; two segments (after a re-index, each delta is probed as often)
+#:   30/2 0.87 ×1.00, 60/2 0.94 ×1.35.
+#:
+#: Any other kind gets the refine, which keeps a coarser quantizer honest.
+ANN_SETTINGS: dict[str, tuple[int, int | None]] = {"IvfSq": (60, None), "IvfPq": (30, 2)}
+ANN_DEFAULT_SETTING: tuple[int, int | None] = (30, 2)
 #: Columns each leg reads: enough to fuse and boost; text is fetched for the page only.
 LEG_COLUMNS = ["chunk_id", "file_path", "symbol_name", "function_name", "class_name", "updated_at"]
 
@@ -198,6 +204,11 @@ def _rows_to_leg(
     return LegResult(name, source, tuple(hits), time.perf_counter() - started, meta, encode_seconds)
 
 
+def ann_setting(index_kind: str) -> tuple[int, int | None]:
+    """(nprobes, refine_factor) the vector leg asks an index of ``index_kind`` with."""
+    return ANN_SETTINGS.get(index_kind, ANN_DEFAULT_SETTING)
+
+
 def vector_search(
     reader: IndexReader, vector: np.ndarray, where: LanceWhere, depth: int, warnings: list[dict[str, str]]
 ) -> tuple[list[dict[str, Any]], str]:
@@ -219,9 +230,10 @@ def vector_search(
         )
         return list(rows.to_pylist())
 
-    if reader.has_vector_index:
+    if reader.vector_index is not None:
+        nprobes, refine = ann_setting(reader.vector_index)
         try:
-            return run(nprobes=ANN_NPROBES, refine_factor=ANN_REFINE_FACTOR), "lance_ann"
+            return run(nprobes=nprobes, refine_factor=refine), "lance_ann"
         except Exception as exc:  # a corrupt or unreadable index must only cost speed
             log.warning("ANN search failed, falling back to a flat scan: %s", exc)
             warnings.append(W.warn(W.ANN_INDEX_UNUSABLE, f"({type(exc).__name__}: {str(exc)[:200]})"))

@@ -186,7 +186,8 @@ class _OpenTable:
     table: ReadOnlyTable
     vector_dim: int | None
     has_fts_index: bool
-    has_vector_index: bool
+    #: The vector index's kind as LanceDB names it (``IvfSq``, ``IvfPq`` in older indexes), or None.
+    vector_index: str | None
 
 
 def _table_at(lance_dir: LanceLocation, version: int, identity: str = "") -> _OpenTable:
@@ -223,8 +224,8 @@ def _open_table(lance_dir: LanceLocation, version: int) -> _OpenTable:
     except Exception as exc:  # lancedb raises ValueError/RuntimeError/OSError/lance errors alike
         raise StoreError(f"cannot open LanceDB table {CHUNKS_TABLE!r} at version {version}: {exc}") from exc
     has_fts = any(FTS_COLUMN in idx.columns and str(idx.index_type).upper() == "FTS" for idx in indices)
-    has_vec = any(VECTOR_COLUMN in idx.columns for idx in indices)
-    return _OpenTable(table, vector_dim, has_fts, has_vec)
+    vector_index = next((str(idx.index_type) for idx in indices if VECTOR_COLUMN in idx.columns), None)
+    return _OpenTable(table, vector_dim, has_fts, vector_index)
 
 
 _TABLES: BoundedCache[tuple[Any, ...], _OpenTable] = BoundedCache(_TABLE_CACHE_SIZE)
@@ -270,12 +271,17 @@ class IndexReader:
     version: int | None = None
     vector_dim: int | None = None
     has_fts_index: bool = False
-    has_vector_index: bool = False
+    #: The vector index's kind (``IvfSq``, ``IvfPq``), None without one: the leg then scans exactly.
+    vector_index: str | None = None
     #: ok | missing | unavailable | unpublished
     lance_state: str = "unpublished"
     #: Chunks of the published version that have no vector yet (keyword-only until embedded).
     pending_vectors: int = 0
     warnings: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def has_vector_index(self) -> bool:
+        return self.vector_index is not None
 
     @property
     def lance_dir(self) -> Path:
@@ -527,5 +533,5 @@ def _open_lance(reader: IndexReader) -> None:
     reader.table = opened.table
     reader.vector_dim = opened.vector_dim
     reader.has_fts_index = opened.has_fts_index
-    reader.has_vector_index = opened.has_vector_index
+    reader.vector_index = opened.vector_index
     reader.lance_state = "ok"
