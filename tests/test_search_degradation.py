@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from fakes.ollama_server import FakeOllama
-from lancedb.index import FTS, IvfFlat, IvfSq
+from lancedb.index import FTS, IvfFlat, IvfRq
 from local_memory_search import store as search_store
 from local_memory_search.store import clear_caches, open_index
 from local_memory_search.tools import call_tool
@@ -141,13 +141,13 @@ def test_broken_ann_index_falls_back_to_a_flat_scan(root, project):
 
 
 def test_each_ann_index_kind_answers_as_the_exact_scan_does(root, project):
-    """IVF_SQ (what the indexer builds) is asked without a refine, IVF_PQ of older indexes and any
+    """IVF_RQ (what the indexer builds) is asked without a refine, IVF_PQ of older indexes and any
     other kind with one; each names its kind on the reader and finds the exact scan's answer."""
     query = "evict the least recently used entry"
     exact = ok("search_semantic", query=query)
     assert exact["search"]["legs"] == {"semantic": "lance_flat"}
     for config, kind in (
-        (IvfSq(distance_type="cosine", num_partitions=2), "IvfSq"),
+        (IvfRq(distance_type="cosine", num_partitions=2, num_bits=4), "IvfRq"),
         (IvfFlat(distance_type="cosine", num_partitions=2), "IvfFlat"),
     ):
         lance_table(root, project).create_index("vector", config=config, replace=True)

@@ -1,4 +1,4 @@
-"""The IVF_SQ index is trained in a child process: the same index, and the child dies with the indexer.
+"""The IVF_RQ index is trained in a child process: the same index, and the child dies with the indexer.
 
 Training adds ~300 MB for minutes at 80k rows; in a child process that memory goes with it. The
 index must be the one an in-process build makes, and a killed indexer must not leave the child
@@ -53,8 +53,8 @@ def test_the_vector_index_is_trained_in_a_child_and_matches_an_in_process_build(
     here = build(tmp_path / "here", 6000)
     assert index_shape(child) == index_shape(here)
     kind, parts, bits = index_shape(child)
-    assert kind == "IVF_SQ" and parts == [max(16, min(int(6000**0.5), 6000 // 256))] and bits == 8
-    assert child.vector_index_type() == store_mod.VECTOR_INDEX_TYPE == "IvfSq"
+    assert kind == "IVF_RQ" and parts == [max(16, min(int(6000**0.5), 6000 // 256))] and bits == 4
+    assert child.vector_index_type() == store_mod.VECTOR_INDEX_TYPE == "IvfRq"
     probe = np.random.default_rng(3).random((1, DIM), dtype=np.float32)[0]  # row 0's own vector
     # Uniform random vectors crowd one orthant, where quantized codes alone may rank a neighbour
     # first: probe every partition and re-rank the best 100 by exact distance.

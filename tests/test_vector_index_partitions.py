@@ -90,10 +90,10 @@ def test_a_merge_that_changes_the_partitions_is_replaced_by_a_retrain(
     assert partitions(store) == [max(16, min(int(rows**0.5), rows // 256))]  # retrained, not the merge's 1
 
 
-def test_an_index_of_an_older_kind_is_retrained_as_ivf_sq(
+def test_an_index_of_an_older_kind_is_retrained_as_ivf_rq(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Indexes built before IVF_SQ carry an IVF_PQ index: the next run that maintains indices
+    """Indexes built before IVF_RQ carry an IVF_PQ index: the next run that maintains indices
     retrains it (the searcher asks each kind with its own probes meanwhile)."""
     from lancedb.index import IvfPq
 
@@ -109,12 +109,12 @@ def test_an_index_of_an_older_kind_is_retrained_as_ivf_sq(
     assert store.vector_index_type() == "IvfPq"
     add(store, 6000, 300, rng)
     store.refresh_indices(full=False)
-    assert store.vector_index_type() == store_mod.VECTOR_INDEX_TYPE == "IvfSq"
+    assert store.vector_index_type() == store_mod.VECTOR_INDEX_TYPE == "IvfRq"
     assert store.vector_segments() == 1
     assert partitions(store) == [max(16, min(int(6300**0.5), 6300 // 256))]
     stats = store.table.index_stats("vector_idx")
     assert stats is not None and stats.num_unindexed_rows == 0
     add(store, 6300, 300, rng)  # an index of the current kind is folded into, not retrained
     store.refresh_indices(full=False)
-    assert store.vector_index_type() == "IvfSq"
+    assert store.vector_index_type() == "IvfRq"
     assert partitions(store) == [24]  # 6,300 rows' partitions kept (a retrain at 6,600 makes 25)

@@ -41,15 +41,24 @@ log = logging.getLogger(__name__)
 
 #: Below this many rows a flat vector scan is exact and fast; above it we build an IVF index.
 ANN_MIN_ROWS = 20_000
-#: The vector index's kind, as ``list_indices`` names it: IVF with 8-bit scalar quantization.
-#: Against IVF_PQ (96 sub-vectors, what indexes were built with before) on the 104k-chunk
-#: project (``python -m bench.ann_sweep``, the leg's own query; recall of the exact top 10):
-#: training takes 33 s instead of 129 s (peak 532 MB instead of 652 MB, in its child), and its
-#: distances are close enough to exact that the leg needs no refine (no full-vector reads):
-#: 60 probes find 0.94 of the exact top 10 at p50 5.6 ms, where PQ's 30 probes refined ×2 found
-#: 0.86-0.87 at 8.9-10.5 ms. The cost is disk: 384 bytes a vector (41 MB at 104k) against 96.
-#: An index of another kind is retrained on the next run that maintains indices.
-VECTOR_INDEX_TYPE = "IvfSq"
+#: The vector index's kind, as ``list_indices`` names it: IVF with RaBitQ codes of
+#: ``VECTOR_INDEX_BITS`` bits a dimension. Measured against the IVF_PQ index built before (96
+#: sub-vectors) and IVF_SQ (8 bits) on the 104k-chunk project (``python -m bench.ann_sweep``,
+#: the leg's own query, recall of the exact top 10; ``python -m bench.search_memory``, search
+#: RSS after 1,000 mixed calls):
+#:
+#: | index | training | on disk | leg setting | recall@10 | leg p50 | search RSS |
+#: |---|---|---|---|---|---|---|
+#: | IVF_PQ | 129 s | ~10 MB | 30 probes, refine ×2 | 0.86-0.87 | 8.9-10.5 ms | 273 MB |
+#: | IVF_SQ | 33 s | 41 MB | 60 probes | 0.94 | 5.6 ms | 329 MB |
+#: | **IVF_RQ 4 bits** | 7 s | 23 MB | 80 probes | 0.90 | 5.6 ms | 288 MB |
+#:
+#: RaBitQ's 4-bit codes rank closely enough that the leg needs no refine (no full-vector reads,
+#: which cost PQ ~2.5 ms a query); SQ ranks better still but its cached partitions push the
+#: search server past 300 MB. An index of another kind is retrained on the next run that
+#: maintains indices.
+VECTOR_INDEX_TYPE = "IvfRq"
+VECTOR_INDEX_BITS = 4
 #: Delta segments the vector index may gather (one per run that adds vectors) before it is
 #: retrained; each segment is searched with the same probes, so a query pays for every one.
 MAX_VECTOR_SEGMENTS = 8
@@ -491,13 +500,14 @@ def _vector_index_params(rows: int) -> dict[str, Any]:
         "distance_type": "cosine",
         # LanceDB trains ~256 rows/partition
         "num_partitions": max(16, min(int(math.sqrt(rows)), rows // 256)),
+        "num_bits": VECTOR_INDEX_BITS,
     }
 
 
 def _create_index(table: Any, params: dict[str, Any]) -> None:
-    from lancedb.index import IvfSq
+    from lancedb.index import IvfRq
 
-    table.create_index(VECTOR_COLUMN, config=IvfSq(**params), replace=True)
+    table.create_index(VECTOR_COLUMN, config=IvfRq(**params), replace=True)
 
 
 def _optimize(table: Any) -> None:

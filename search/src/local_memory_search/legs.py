@@ -34,18 +34,19 @@ log = logging.getLogger(__name__)
 #: ANN search settings per vector index kind: (nprobes, refine_factor). The index exists from
 #: ``ANN_MIN_ROWS`` = 20,000 rows; a refine re-ranks ``depth × factor`` candidates by their exact
 #: vectors, which costs a read of every one. Measured on the 104k-chunk project against the exact
-#: scan (``python -m bench.ann_sweep``; recall of its top 10, p50):
+#: scan (``python -m bench.ann_sweep``; recall of its top 10, p50; why this kind:
+#: ``local_memory_indexer.store.VECTOR_INDEX_TYPE``):
 #:
-#: - ``IvfSq`` (what the indexer builds now): 8-bit codes rank almost as the exact vectors do, so
-#:   no refine; probes are cheap. 30 / 40 / 60 / 80 probes: 0.85 / 0.89 / 0.94 / 0.96 at
-#:   5.3 / 5.3 / 5.6 / 5.9 ms; refining ×2 adds ~2 ms for +0.01. 60 probes.
-#: - ``IvfPq`` (indexes built before; retrained to ``IvfSq`` by the next index run): 30 probes,
-#:   refine ×2 — 0.86-0.87 at 8.9-10.5 ms; without the refine 0.67. One segment 20/5 0.81, 40/2
-#:   0.89 ×0.89 p95 of 20/5; two segments (after a re-index, each delta is probed as often)
-#:   30/2 0.87 ×1.00, 60/2 0.94 ×1.35.
+#: - ``IvfRq`` (what the indexer builds now, 4-bit RaBitQ codes): no refine, probes are cheap.
+#:   40 / 60 / 80 / 100 probes: 0.84 / 0.89 / 0.90 / 0.91 at 5.3 / 5.5 / 5.6 / 5.9 ms; 60 probes
+#:   refined ×2: 0.95 at 7.2 ms. 80 probes.
+#: - ``IvfPq`` (indexes built before; retrained by the next index run): 30 probes, refine ×2 —
+#:   0.86-0.87 at 8.9-10.5 ms; without the refine 0.67. Two segments (after a re-index, each delta
+#:   is probed as often): 30/2 0.87, 60/2 0.94 at p95 ×1.35.
+#: - ``IvfSq`` (8-bit codes, tried): 60 probes without refine 0.94 at 5.6 ms.
 #:
 #: Any other kind gets the refine, which keeps a coarser quantizer honest.
-ANN_SETTINGS: dict[str, tuple[int, int | None]] = {"IvfSq": (60, None), "IvfPq": (30, 2)}
+ANN_SETTINGS: dict[str, tuple[int, int | None]] = {"IvfRq": (80, None), "IvfSq": (60, None), "IvfPq": (30, 2)}
 ANN_DEFAULT_SETTING: tuple[int, int | None] = (30, 2)
 #: Columns each leg reads: enough to fuse and boost; text is fetched for the page only.
 LEG_COLUMNS = ["chunk_id", "file_path", "symbol_name", "function_name", "class_name", "updated_at"]
