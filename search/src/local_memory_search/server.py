@@ -17,14 +17,17 @@ from typing import Any
 
 from local_memory_shared.config import load_settings
 from local_memory_shared.contract import SEARCH_HTTP_PORT, SEARCH_SERVER
-from local_memory_shared.heap import IdleTrim, LibraryPageout, settle_gc
+from local_memory_shared.heap import FullCollectionFreeze, IdleTrim, LibraryPageout, settle_gc
 from local_memory_shared.mcp_adapter import build_mcp_server, run_server, transport_args
 from mcp.server.lowlevel import Server
 
 log = logging.getLogger(__name__)
 
-#: Hands the heap's free pages back to the OS once the server has been idle a moment (heap.py).
-IDLE_TRIM = IdleTrim()
+#: Freezes what survives a full collection, so the next one walks only what is new (heap.py).
+GC_FREEZE = FullCollectionFreeze()
+#: Hands the heap's free pages back to the OS once the server has been idle a moment (heap.py),
+#: after the collector's sweep of what was frozen, when enough was.
+IDLE_TRIM = IdleTrim(before_trim=GC_FREEZE.idle_sweep)
 #: Hands back the library pages only start-up touched, once the first call has ended (heap.py).
 LIBRARY_PAGEOUT = LibraryPageout()
 
@@ -62,8 +65,10 @@ def build_server() -> Server[Any]:
 
 
 def after_call() -> None:
-    """What the server runs after every tool call: the idle heap trim's countdown, and the one
-    release of library pages after the first call (``LOCAL_MEMORY_RELEASE_LIBRARY_PAGES``)."""
+    """What the server runs after every tool call: the freeze of a full collection's survivors,
+    the idle heap trim's countdown, and the one release of library pages after the first call
+    (``LOCAL_MEMORY_RELEASE_LIBRARY_PAGES``)."""
+    GC_FREEZE.after_call()
     IDLE_TRIM.touch()
     LIBRARY_PAGEOUT.touch()
 
