@@ -59,6 +59,24 @@ ANN_MIN_ROWS = 20_000
 #: maintains indices.
 VECTOR_INDEX_TYPE = "IvfRq"
 VECTOR_INDEX_BITS = 4
+#: A fold's compaction (``ChunkStore._fold``) leaves out every fragment of at least this many rows
+#: with fewer than ``MATERIALIZE_DELETIONS_SHARE`` of them deleted, and merges only the small
+#: fragments re-indexes add. Lance's default takes every fragment under 1M rows: on the 104k-chunk
+#: project each re-index of 100 files rewrote the whole table (4.4 s, ~430 MB written) and so
+#: remapped both indices, whose every cached page a search then read again (bench/README.md,
+#: session 15). A retrain (``_create_vector_index``) still compacts everything first.
+SETTLED_FRAGMENT_ROWS = 10_000
+#: A fold compacts once this many fragments are not settled (each re-index adds one or two; a
+#: query reads every fragment, so they are merged now and then, not left to pile up).
+COMPACT_AT_FRAGMENTS = 8
+#: Share of a settled fragment's rows deleted from which a fold rewrites it (Lance's own default).
+MATERIALIZE_DELETIONS_SHARE = 0.1
+#: Unindexed rows from which an interim fold (one before a run's vectors are all written) of a
+#: table with a vector index folds them into the FTS index. Each fold rewrites the whole index
+#: (~1.4 s at 104k chunks) and makes a search read all of it again; a re-index of 100 files
+#: folded three times (its rows, then its vectors' rewrites twice), now once, at the end. A
+#: first index (no vector index yet) still folds as it goes.
+INTERIM_FTS_FOLD_ROWS = 5_000
 #: Delta segments the vector index may gather (one per run that adds vectors) before it is
 #: retrained; each segment is searched with the same probes, so a query pays for every one.
 MAX_VECTOR_SEGMENTS = 8
@@ -280,7 +298,7 @@ class ChunkStore:
             if not vectors_complete:
                 if rows and (new_fts or not self.has_fts_index()):
                     self._create_fts()
-                self._fold_fts()
+                self._fold(vector=False, fts_from=INTERIM_FTS_FOLD_ROWS)
                 return
             if rows and (new_fts or not self.has_fts_index()):
                 self._create_fts()
@@ -314,7 +332,7 @@ class ChunkStore:
         writes. Same index, same parameters.
         """
         params = _vector_index_params(rows)
-        self._fold(vector=False, rows=rows)
+        self._fold(vector=False, rows=rows, compact_all=True)
         self._run([(_create_index, (params,))], True, "the vector index", "vector index built")
 
     def _run(
@@ -364,12 +382,17 @@ class ChunkStore:
     def _create_fts(self) -> None:
         self.table.create_index(FTS_COLUMN, config=fts_index_config(), replace=True)
 
-    def _fold_fts(self) -> None:
-        """Compact and fold new rows into the FTS index only (never the vector index)."""
-        self._fold(vector=False)
-
-    def _fold(self, *, vector: bool, rows: int | None = None) -> None:
+    def _fold(
+        self, *, vector: bool, rows: int | None = None, compact_all: bool = False, fts_from: int = 1
+    ) -> None:
         """Compact the files, fold new rows into the FTS index and (``vector``) the vector index.
+
+        The FTS fold waits for ``fts_from`` unindexed rows (an interim fold, while vectors are
+        still being written, passes ``INTERIM_FTS_FOLD_ROWS``); a search reads rows not yet
+        folded by a scan, so they are found meanwhile.
+
+        The compaction merges the small fragments only (``SETTLED_FRAGMENT_ROWS``), or every
+        fragment with ``compact_all`` (before a retrain, which rewrites the index anyway).
 
         New vectors go into a delta segment that reuses the trained centroids
         (``num_indices_to_merge=0``), never straight into a merge: Lance's merge *with new rows*
@@ -396,11 +419,21 @@ class ChunkStore:
             self._run([(_optimize, ())], rows >= FOLD_IN_CHILD_MIN_ROWS, "a fold", "folded")
             return
         dataset = self.table.to_lance()
-        dataset.optimize.compact_files()
-        if fts:
+        if compact_all:
+            dataset.optimize.compact_files()
+        else:
+            settled = settled_fragments(dataset)
+            if len(dataset.get_fragments()) - len(settled) >= COMPACT_AT_FRAGMENTS:
+                dataset.optimize.compact_files(
+                    excluded_fragment_ids=settled, materialize_deletions_threshold=MATERIALIZE_DELETIONS_SHARE
+                )
+        # A fold rewrites the index it folds into: one with no unindexed row (deletions are
+        # masked at query time) is left as it is, and so are its pages a search has cached.
+        if fts and _unindexed(dataset, fts) >= fts_from:
             dataset.optimize.optimize_indices(index_names=fts)
         if vector and vec:
-            dataset.optimize.optimize_indices(index_names=vec, num_indices_to_merge=0)
+            if _unindexed(dataset, vec):
+                dataset.optimize.optimize_indices(index_names=vec, num_indices_to_merge=0)
             self.table.checkout_latest()
             self._merge_vector_segments(vec)
         self.table.checkout_latest()  # see the dataset-level writes above
@@ -493,6 +526,25 @@ def remove_lance_dir(lance_dir: LanceLocation | Path) -> None:
         lance_dir.remove()
     else:
         shutil.rmtree(lance_dir, ignore_errors=True)
+
+
+def _unindexed(dataset: Any, names: list[str]) -> int:
+    """The most rows of ``dataset`` that one of the indices ``names`` leaves unindexed."""
+    os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")  # sizes only, not every centroid
+    return max(int(dataset.stats.index_stats(name).get("num_unindexed_rows") or 0) for name in names)
+
+
+def settled_fragments(dataset: Any) -> list[int]:
+    """Fragments a fold's compaction leaves alone: ``SETTLED_FRAGMENT_ROWS`` rows or more, fewer
+    than ``MATERIALIZE_DELETIONS_SHARE`` of them deleted."""
+    settled = []
+    for fragment in dataset.get_fragments():
+        meta = fragment.metadata
+        physical = int(meta.physical_rows or 0)
+        deleted = int(meta.deletion_file.num_deleted_rows or 0) if meta.deletion_file is not None else 0
+        if physical >= SETTLED_FRAGMENT_ROWS and deleted < MATERIALIZE_DELETIONS_SHARE * physical:
+            settled.append(int(fragment.fragment_id))
+    return settled
 
 
 def _vector_index_params(rows: int) -> dict[str, Any]:
