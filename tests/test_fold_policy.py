@@ -1,10 +1,9 @@
 """How a re-index's folds treat an indexed table (issue 14: re-index isolation).
 
 A fold used to compact every fragment under Lance's 1M-row target (the whole table, each time)
-and to rewrite the FTS index three times per run; each rewrite makes a search read every index
-page again. Now big fragments stay put until enough small ones pile up, an index with nothing to
-fold is left as it is, and interim folds wait for ``INTERIM_FTS_FOLD_ROWS`` unindexed rows
-(rows not yet folded are still found, by a scan). Real LanceDB on a temp dir.
+and to fold indices with nothing to fold; each rewrite makes a search read every index
+page again. Now big fragments stay put until enough small ones pile up, and an index with
+nothing to fold is left as it is. Real LanceDB on a temp dir.
 """
 
 from __future__ import annotations
@@ -56,10 +55,6 @@ def unindexed(store: ChunkStore, name: str) -> int:
     return int(stats.num_unindexed_rows)
 
 
-def found(store: ChunkStore, word: str) -> list[str]:
-    return [r["chunk_id"] for r in store.table.search(word, query_type="fts").limit(5).to_list()]
-
-
 def test_small_fragments_are_merged_only_once_enough_pile_up_and_big_ones_stay(store: ChunkStore) -> None:
     (big,) = fragments(store).items()
     assert big[1] == 3000
@@ -98,20 +93,3 @@ def test_a_fold_with_nothing_to_fold_leaves_both_indices_as_they_are(store: Chun
     after = index_ids(store)
     assert after["fts_text_idx"] != before["fts_text_idx"]  # new rows: folded
     assert unindexed(store, "fts_text_idx") == unindexed(store, "vector_idx") == 0
-
-
-def test_an_interim_fold_waits_for_enough_rows_and_unfolded_rows_are_still_found(
-    store: ChunkStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    before = index_ids(store)["fts_text_idx"]
-    add(store, 10_000, 40, fts_text="zebracorn")
-    store.refresh_indices(full=False, vectors_complete=False)  # interim: 40 < INTERIM_FTS_FOLD_ROWS
-    assert index_ids(store)["fts_text_idx"] == before and unindexed(store, "fts_text_idx") == 40
-    assert len(found(store, "zebracorn")) == 5  # a scan finds what is not folded yet
-    monkeypatch.setattr(store_mod, "INTERIM_FTS_FOLD_ROWS", 40)
-    store.refresh_indices(full=False, vectors_complete=False)
-    assert index_ids(store)["fts_text_idx"] != before and unindexed(store, "fts_text_idx") == 0
-    add(store, 20_000, 10, fts_text="quokka")
-    monkeypatch.setattr(store_mod, "INTERIM_FTS_FOLD_ROWS", 5_000)
-    store.refresh_indices(full=False)  # the run's last fold folds whatever is left
-    assert unindexed(store, "fts_text_idx") == 0 and len(found(store, "quokka")) == 5

@@ -47,14 +47,25 @@ def test_set_vectors_fills_only_the_named_files_and_keeps_their_columns(tmp_path
     assert all(rows[r.chunk_id][VECTOR_COLUMN] is None for r in others)
 
 
-def test_a_row_the_fill_does_not_name_keeps_its_vector(tmp_path: Path) -> None:
+def test_only_rows_without_a_vector_are_written_and_a_row_the_fill_does_not_name_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    """A pending file's rows that got their vectors from the cache when written are not rewritten
+    (each rewrite is a row the full-text index must fold again)."""
     store = ChunkStore(tmp_path / "lance", DIM)
     records = [function_record(n) for n in range(4)]
-    store.replace_files([r.file_path for r in records], records, np.ones((4, DIM), dtype=np.float32))
-    store.set_vectors([records[0].file_path, records[1].file_path], [records[0].chunk_id], np.zeros((1, DIM)))
+    missing = np.array([False, True, True, False])
+    store.replace_files([r.file_path for r in records], records, np.ones((4, DIM), dtype=np.float32), missing)
+    before = store.version
+    files = [r.file_path for r in records[:3]]
+    written = store.set_vectors(files, [r.chunk_id for r in records[:2]], np.zeros((2, DIM)))
     rows = {r["chunk_id"]: r[VECTOR_COLUMN] for r in store.table.search().limit(None).to_list()}
-    assert rows[records[0].chunk_id] == [0.0] * DIM
-    assert rows[records[1].chunk_id] == [1.0] * DIM
+    assert written == 1 and store.version == before + 1
+    assert rows[records[0].chunk_id] == [1.0] * DIM  # had a vector: kept, not rewritten
+    assert rows[records[1].chunk_id] == [0.0] * DIM  # had none: filled
+    assert rows[records[2].chunk_id] is None  # not named: still waiting
+    assert store.set_vectors(files, [records[0].chunk_id], np.zeros((1, DIM))) == 0
+    assert store.version == before + 1  # nothing to write, no commit
 
 
 # A child process: build a table of wide rows without vectors, then measure the RSS a 512-row

@@ -71,12 +71,6 @@ SETTLED_FRAGMENT_ROWS = 10_000
 COMPACT_AT_FRAGMENTS = 8
 #: Share of a settled fragment's rows deleted from which a fold rewrites it (Lance's own default).
 MATERIALIZE_DELETIONS_SHARE = 0.1
-#: Unindexed rows from which an interim fold (one before a run's vectors are all written) of a
-#: table with a vector index folds them into the FTS index. Each fold rewrites the whole index
-#: (~1.4 s at 104k chunks) and makes a search read all of it again; a re-index of 100 files
-#: folded three times (its rows, then its vectors' rewrites twice), now once, at the end. A
-#: first index (no vector index yet) still folds as it goes.
-INTERIM_FTS_FOLD_ROWS = 5_000
 #: Delta segments the vector index may gather (one per run that adds vectors) before it is
 #: retrained; each segment is searched with the same probes, so a query pays for every one.
 MAX_VECTOR_SEGMENTS = 8
@@ -206,7 +200,7 @@ class ChunkStore:
         except Exception as exc:
             raise StoreError(f"LanceDB write failed: {exc}") from exc
 
-    def set_vectors(self, file_paths: Sequence[str], chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
+    def set_vectors(self, file_paths: Sequence[str], chunk_ids: Sequence[str], vectors: np.ndarray) -> int:
         """Fill the vectors of the rows of ``file_paths`` (``chunk_ids[i]`` gets ``vectors[i]``).
 
         One full-schema ``merge_insert`` keyed by ``chunk_id`` (one commit): the files' rows are
@@ -215,17 +209,21 @@ class ChunkStore:
         from the target side of its hash join, which collects every column of every row of the
         table first: +456 MB and 6.9 s per 512-row fill of a 40k-row table, against +44 MB and
         0.85 s this way (bench/README.md, indexer_phases). Memory is bounded by the files' rows.
-        A row of these files without an entry in ``chunk_ids`` keeps its vector (or null).
+        Only rows without a vector are written: a row that has one got it from the embedding
+        cache for its own text when it was written (a re-index of 100 edited files rewrote all
+        their ~2,300 rows for the ~100 new ones, and the full-text index then had to fold them all
+        again). A row of these files without an entry in ``chunk_ids`` keeps its vector (or null).
+        Answers how many rows were written.
         """
         if not chunk_ids or not file_paths:
-            return
+            return 0
         import numpy as np
 
         try:
             names = [n for n in chunk_arrow_schema(self.dimension).names if n != VECTOR_COLUMN]
             rows = (
                 self.table.search()
-                .where(_in_filter("file_path", file_paths))
+                .where(f"{_in_filter('file_path', file_paths)} AND {VECTOR_COLUMN} IS NULL")
                 .select(names)
                 .limit(None)
                 .to_arrow()
@@ -234,7 +232,7 @@ class ChunkStore:
             order = [at.get(cid, -1) for cid in rows.column("chunk_id").to_pylist()]
             keep = np.array([i >= 0 for i in order], dtype=bool)
             if not keep.any():
-                return
+                return 0
             if not keep.all():
                 rows = rows.filter(keep)
             picked = np.array([i for i in order if i >= 0], dtype=np.int64)
@@ -243,6 +241,7 @@ class ChunkStore:
             self.table.merge_insert("chunk_id").when_matched_update_all().execute(update)
         except Exception as exc:
             raise StoreError(f"LanceDB vector update failed: {exc}") from exc
+        return int(update.num_rows)
 
     def _vector_array(self, vectors: np.ndarray, missing: np.ndarray | None = None) -> pa.Array:
         import numpy as np
@@ -298,7 +297,7 @@ class ChunkStore:
             if not vectors_complete:
                 if rows and (new_fts or not self.has_fts_index()):
                     self._create_fts()
-                self._fold(vector=False, fts_from=INTERIM_FTS_FOLD_ROWS)
+                self._fold(vector=False)
                 return
             if rows and (new_fts or not self.has_fts_index()):
                 self._create_fts()
@@ -382,14 +381,12 @@ class ChunkStore:
     def _create_fts(self) -> None:
         self.table.create_index(FTS_COLUMN, config=fts_index_config(), replace=True)
 
-    def _fold(
-        self, *, vector: bool, rows: int | None = None, compact_all: bool = False, fts_from: int = 1
-    ) -> None:
+    def _fold(self, *, vector: bool, rows: int | None = None, compact_all: bool = False) -> None:
         """Compact the files, fold new rows into the FTS index and (``vector``) the vector index.
 
-        The FTS fold waits for ``fts_from`` unindexed rows (an interim fold, while vectors are
-        still being written, passes ``INTERIM_FTS_FOLD_ROWS``); a search reads rows not yet
-        folded by a scan, so they are found meanwhile.
+        Every fold folds whatever rows the FTS index lacks: a search finds unfolded rows by a
+        scan, but that scan tokenizes them per query (a re-index's ~2,000 unfolded rows made
+        keyword searches of the 104k-chunk project take 75-107 ms instead of ~10, session 15).
 
         The compaction merges the small fragments only (``SETTLED_FRAGMENT_ROWS``), or every
         fragment with ``compact_all`` (before a retrain, which rewrites the index anyway).
@@ -429,7 +426,7 @@ class ChunkStore:
                 )
         # A fold rewrites the index it folds into: one with no unindexed row (deletions are
         # masked at query time) is left as it is, and so are its pages a search has cached.
-        if fts and _unindexed(dataset, fts) >= fts_from:
+        if fts and _unindexed(dataset, fts):
             dataset.optimize.optimize_indices(index_names=fts)
         if vector and vec:
             if _unindexed(dataset, vec):
