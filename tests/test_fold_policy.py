@@ -66,9 +66,11 @@ def test_small_fragments_are_merged_only_once_enough_pile_up_and_big_ones_stay(s
     add(store, 20_000, 50)  # the eighth small fragment: they are merged, the big one is not
     store.refresh_indices(full=False)
     have = fragments(store)
-    assert have[big[0]] == 3000 and len(have) <= 3 and sum(have.values()) == 3400  # Lance bins the small ones
+    assert (
+        have[big[0]] == 3000 and len(have) <= 4 and sum(have.values()) == 3400
+    )  # 9 before; Lance bins the small ones
     assert store.count() == 3400 and unindexed(store, "fts_text_idx") == unindexed(store, "vector_idx") == 0
-    assert store.vector_segments() == 1
+    assert store.vector_segments() <= 2  # one delta at most (MERGE_VECTOR_SEGMENTS_FROM)
 
 
 def test_a_big_fragment_with_a_tenth_of_its_rows_deleted_is_rewritten(store: ChunkStore) -> None:

@@ -42,11 +42,12 @@ def test_ivf_partitions_survive_folds_and_deltas_are_bounded(
     store.refresh_indices(full=False)
     trained = partitions(store)
     assert len(trained) == 1 and trained[0] >= 16  # max(16, min(sqrt, rows/256)) requested, not merged away
-    for batch in range(3):  # each run that adds vectors folds them in, then merges the delta back
+    for batch in range(3):  # each run folds its vectors into a delta; the second delta is merged
         add(store, 6000 + batch * 300, 300, rng)
         store.refresh_indices(full=False)
-        assert partitions(store) == trained  # one segment, the trained partitions kept
-        assert store.vector_segments() == 1
+        segments = 2 if batch % 2 == 0 else 1  # MERGE_VECTOR_SEGMENTS_FROM = 3: one delta is kept
+        assert store.vector_segments() == segments
+        assert partitions(store) == trained * segments  # the trained partitions kept in each
     assert store.count() == 6900
     # the rows of the last fold answer through the merged index, probing one partition at a time
     last = record(6000 + 2 * 300 + 17)
@@ -65,6 +66,7 @@ def test_a_merge_that_changes_the_partitions_is_replaced_by_a_retrain(
     monkeypatch.setenv("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
     monkeypatch.setattr(store_mod, "ANN_MIN_ROWS", 2000)
     monkeypatch.setattr(store_mod, "VECTOR_INDEX_IN_CHILD", False)
+    monkeypatch.setattr(store_mod, "MERGE_VECTOR_SEGMENTS_FROM", 2)  # merge the first delta
     rng = np.random.default_rng(11)
     store = ChunkStore(tmp_path / "lance", DIM)
     add(store, 0, 6000, rng)
@@ -117,4 +119,4 @@ def test_an_index_of_an_older_kind_is_retrained_as_ivf_rq(
     add(store, 6300, 300, rng)  # an index of the current kind is folded into, not retrained
     store.refresh_indices(full=False)
     assert store.vector_index_type() == "IvfRq"
-    assert partitions(store) == [24]  # 6,300 rows' partitions kept (a retrain at 6,600 makes 25)
+    assert partitions(store) == [24, 24]  # a delta on 6,300 rows' partitions (a retrain at 6,600 makes 25)

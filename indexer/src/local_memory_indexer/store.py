@@ -74,6 +74,12 @@ MATERIALIZE_DELETIONS_SHARE = 0.1
 #: Delta segments the vector index may gather (one per run that adds vectors) before it is
 #: retrained; each segment is searched with the same probes, so a query pays for every one.
 MAX_VECTOR_SEGMENTS = 8
+#: Segments from which a fold merges the vector index's delta segments back into one. A merge
+#: rewrites the whole index, whose every cached page a search then reads again (busy p95 ×1.54
+#: of idle with a merge after each re-index of 100 files at 104k chunks, ×1.39 with none in three
+#: re-indexes); each delta a query probes costs it ~2 ms (hybrid p50 12.1 -> 13.9 ms with one).
+#: So one delta is kept, and the second is merged with it.
+MERGE_VECTOR_SEGMENTS_FROM = 3
 #: A superseded version is kept this long after a newer one was published, so a searcher that
 #: opened it just before (one tool call) keeps working.
 KEEP_VERSIONS_FOR = timedelta(minutes=10)
@@ -395,11 +401,12 @@ class ChunkStore:
         (``num_indices_to_merge=0``), never straight into a merge: Lance's merge *with new rows*
         (what ``table.optimize()`` does) re-partitions the IVF index to a size of its own, which
         turned the 316 trained partitions of a 100k-row index into 4 (every query then scans
-        every PQ code). Once the delta is written no row is left unindexed, and then Lance
-        merges the segments into one that keeps the trained partitions (:meth:`_merge_vector_segments`):
-        a query probes every segment with the same probe count, and without the merge the idle
-        search latency of the 104k-chunk project climbed with each re-index (bench/README.md,
-        session 13).
+        every PQ code). Once the delta is written no row is left unindexed, and from
+        ``MERGE_VECTOR_SEGMENTS_FROM`` segments Lance merges them into one that keeps the trained
+        partitions (:meth:`_merge_vector_segments`): a query probes every segment with the same
+        probe count, and without merges the idle search latency of the 104k-chunk project
+        climbed with each re-index (bench/README.md, session 13); one delta is kept, since every
+        merge makes the searchers read the whole index again (session 15).
         ``MAX_VECTOR_SEGMENTS`` still bounds the segments if a merge is skipped.
         """
         indices = list(self.table.list_indices())
@@ -432,7 +439,8 @@ class ChunkStore:
             if _unindexed(dataset, vec):
                 dataset.optimize.optimize_indices(index_names=vec, num_indices_to_merge=0)
             self.table.checkout_latest()
-            self._merge_vector_segments(vec)
+            if self.vector_segments() >= MERGE_VECTOR_SEGMENTS_FROM:
+                self._merge_vector_segments(vec)
         self.table.checkout_latest()  # see the dataset-level writes above
 
     def _merge_vector_segments(self, names: list[str]) -> None:
