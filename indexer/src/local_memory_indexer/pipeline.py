@@ -104,7 +104,7 @@ BATCH_FILES = 200
 BATCH_CHUNKS = 2000
 #: Fold freshly written rows into the FTS/vector indices after this many, mid-run.
 FOLD_EVERY_ROWS = 4000
-#: The first batch of a first index is small so it answers its first queries within seconds; a
+#: The first batch is small so a big first index answers its first queries within seconds; a
 #: change of more files than this publishes its rows before embedding them (``_embed_pending``).
 FIRST_BATCH_FILES = 16
 #: Rows embedded and published together once the rows are out (the semantic leg's step size).
@@ -508,8 +508,8 @@ class _Run:
             plan = plan_files(found.files, known, summary, full=full, drift=drift.files)
             self.state.touch_mtimes(plan.touched)
         summary.files_deleted = len(plan.deleted)
-        # A re-index of up to ``BATCH_FILES`` files folds its rows into the full-text index before
-        # it publishes them (one batch: a first index or ``full`` starts with ``FIRST_BATCH_FILES``): no
+        # A re-index of up to ``BATCH_FILES`` files folds each batch's rows into the full-text index
+        # before it publishes them (two batches at most: the first holds ``FIRST_BATCH_FILES``): no
         # published version then holds rows a keyword query must scan outside the index (the
         # searcher's tail while a project is re-indexed, bench/README.md session 11). A first index
         # publishes rows at once (keyword answers within seconds), a bigger change folds once after
@@ -518,9 +518,7 @@ class _Run:
             not (first_index or full or broken or self.beside)
             and FIRST_BATCH_FILES < len(plan.changed) <= BATCH_FILES
         )
-        self._write_batches(
-            plan, store, commit, summary, timer, fold_first=fold_first, small_first=first_index or full
-        )
+        self._write_batches(plan, store, commit, summary, timer, fold_first=fold_first)
         if plan.deleted or plan.adds_files:
             # Targets that appeared or vanished change how other files' imports resolve.
             with timer.phase("graph"):
@@ -554,10 +552,7 @@ class _Run:
         timer: Timer,
         *,
         fold_first: bool = False,
-        small_first: bool = True,
     ) -> None:
-        """Parse, write and publish ``plan``'s changed files a batch at a time (``small_first``:
-        the first batch holds ``FIRST_BATCH_FILES``, for a first index's first answers)."""
         total, done, folded_at = len(plan.changed), 0, 0
         self.progress.files(0, total)
         pending_deleted = plan.deleted
@@ -569,7 +564,7 @@ class _Run:
         pools = contextlib.nullcontext(self.parser) if self.parser else parse_pool(total if defer else 0)
         with pools as pool:
             batches = _parsed_batches(
-                self._batches(plan.changed, summary, small_first), pool, first_here=self.parser is None
+                self._batches(plan.changed, summary), pool, first_here=self.parser is None
             )
             for batch, parsed in batches:
                 self._check_cancel()
@@ -677,15 +672,12 @@ class _Run:
             store.prune(floor)
 
     def _batches(
-        self, changed: tuple[SourceFile, ...], summary: IndexSummary, small_first: bool = True
+        self, changed: tuple[SourceFile, ...], summary: IndexSummary
     ) -> Iterator[tuple[FileChange, ...]]:
-        """Batches of changed files, each file's content read as its batch forms.
-
-        Every batch a reader can see is a version whose indices a search reads anew, so a
-        re-index makes as few as it can: only a first index starts with a small batch."""
+        """Batches of changed files, each file's content read as its batch forms."""
         batch: list[FileChange] = []
         approx_chunks = 0
-        limit = min(FIRST_BATCH_FILES, BATCH_FILES) if small_first else BATCH_FILES
+        limit = min(FIRST_BATCH_FILES, BATCH_FILES)
         for f in changed:
             data = read_source(f, summary)
             if data is None:
