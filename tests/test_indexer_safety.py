@@ -13,18 +13,21 @@ from pathlib import Path
 
 import pytest
 from indexing_support import lance_rows, state_rows, write_modules
+from local_memory_indexer.pipeline import BATCH_FILES
 from local_memory_shared.paths import ProjectPaths, project_paths
 
 pytestmark = pytest.mark.slow
 
 FUNCS = 6
+#: Functions per file of the kill-mid-run test, whose project needs more than BATCH_FILES files.
+SAFETY_FUNCS = 2
 
 
-def write_project(root: Path, n_files: int, tag: str) -> Path:
+def write_project(root: Path, n_files: int, tag: str, funcs: int = FUNCS) -> Path:
     return write_modules(
         root,
         n_files,
-        FUNCS,
+        funcs,
         lambda i, j: (
             f'def handler_{i}_{j}(request):\n    """Handle request kind {j} of module {i} ({tag})."""\n'
             f"    value = request.get('{tag}_{j}')\n    return value * {j + i}"
@@ -105,7 +108,10 @@ def test_second_writer_is_refused_and_first_run_is_unharmed(tmp_path: Path, env:
 def test_sigkill_mid_run_keeps_the_previous_index_and_the_next_run_completes(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    project = write_project(tmp_path / "proj", 60, "v1")
+    # A re-index of up to BATCH_FILES files is one batch (folded before it is published); more
+    # files take several batches, the first of FIRST_BATCH_FILES.
+    n_files = BATCH_FILES + 30
+    project = write_project(tmp_path / "proj", n_files, "v1", SAFETY_FUNCS)
     paths = project_paths(Path(env["LOCAL_VECTOR_SEARCH_DATA_ROOT"]), project)
     good = cli("index", str(project), "--json", env=env)
     out, err = good.communicate(timeout=600)
@@ -113,7 +119,7 @@ def test_sigkill_mid_run_keeps_the_previous_index_and_the_next_run_completes(
     good_version = json.loads(out)["data"]["published_version"]
     good_files = {r["file_path"] for r in table_rows(paths, good_version)}
 
-    write_project(project, 60, "v2")  # every file changes: the re-index takes several batches
+    write_project(project, n_files, "v2", SAFETY_FUNCS)  # every file changes: several batches
     run = cli("index", str(project), "--json", env=env)
     wait_mid_run(run, paths.state_db, good_version)
     run.send_signal(signal.SIGKILL)
@@ -133,7 +139,7 @@ def test_sigkill_mid_run_keeps_the_previous_index_and_the_next_run_completes(
     out, err = again.communicate(timeout=600)
     assert again.returncode == 0, err
     summary = json.loads(out)["data"]
-    assert 0 < summary["files_parsed"] < 60  # only what the killed run had not published
+    assert 0 < summary["files_parsed"] < n_files  # only what the killed run had not published
     final = table_rows(paths, summary["published_version"])
-    assert len(final) == 60 * FUNCS and all("(v2)" in r["text"] for r in final)
+    assert len(final) == n_files * SAFETY_FUNCS and all("(v2)" in r["text"] for r in final)
     assert published(paths.state_db)[0] == "ready"

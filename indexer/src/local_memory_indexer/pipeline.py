@@ -508,8 +508,8 @@ class _Run:
             plan = plan_files(found.files, known, summary, full=full, drift=drift.files)
             self.state.touch_mtimes(plan.touched)
         summary.files_deleted = len(plan.deleted)
-        # A re-index of up to ``BATCH_FILES`` files folds each batch's rows into the full-text index
-        # before it publishes them (two batches at most: the first holds ``FIRST_BATCH_FILES``): no
+        # A re-index of up to ``BATCH_FILES`` files folds its rows into the full-text index before
+        # it publishes them, as one batch (every published version is one a searcher reads anew): no
         # published version then holds rows a keyword query must scan outside the index (the
         # searcher's tail while a project is re-indexed, bench/README.md session 11). A first index
         # publishes rows at once (keyword answers within seconds), a bigger change folds once after
@@ -518,7 +518,9 @@ class _Run:
             not (first_index or full or broken or self.beside)
             and FIRST_BATCH_FILES < len(plan.changed) <= BATCH_FILES
         )
-        self._write_batches(plan, store, commit, summary, timer, fold_first=fold_first)
+        self._write_batches(
+            plan, store, commit, summary, timer, fold_first=fold_first, small_first=not fold_first
+        )
         if plan.deleted or plan.adds_files:
             # Targets that appeared or vanished change how other files' imports resolve.
             with timer.phase("graph"):
@@ -552,7 +554,10 @@ class _Run:
         timer: Timer,
         *,
         fold_first: bool = False,
+        small_first: bool = True,
     ) -> None:
+        """Parse, write and publish ``plan``'s changed files a batch at a time (``small_first``:
+        the first batch holds ``FIRST_BATCH_FILES``, so a long run answers its first queries soon)."""
         total, done, folded_at = len(plan.changed), 0, 0
         self.progress.files(0, total)
         pending_deleted = plan.deleted
@@ -564,7 +569,7 @@ class _Run:
         pools = contextlib.nullcontext(self.parser) if self.parser else parse_pool(total if defer else 0)
         with pools as pool:
             batches = _parsed_batches(
-                self._batches(plan.changed, summary), pool, first_here=self.parser is None
+                self._batches(plan.changed, summary, small_first), pool, first_here=self.parser is None
             )
             for batch, parsed in batches:
                 self._check_cancel()
@@ -672,12 +677,12 @@ class _Run:
             store.prune(floor)
 
     def _batches(
-        self, changed: tuple[SourceFile, ...], summary: IndexSummary
+        self, changed: tuple[SourceFile, ...], summary: IndexSummary, small_first: bool = True
     ) -> Iterator[tuple[FileChange, ...]]:
         """Batches of changed files, each file's content read as its batch forms."""
         batch: list[FileChange] = []
         approx_chunks = 0
-        limit = min(FIRST_BATCH_FILES, BATCH_FILES)
+        limit = min(FIRST_BATCH_FILES, BATCH_FILES) if small_first else BATCH_FILES
         for f in changed:
             data = read_source(f, summary)
             if data is None:
