@@ -1,4 +1,5 @@
-"""What the single-purpose bench scripts share: printing the report, and another commit's source.
+"""What the single-purpose bench scripts share: printing the report, another commit's source, and
+the resident memory a call adds at its peak.
 
 Each ``bench/*.py`` script prints its report as indented JSON on stdout (and writes it to
 ``--out``/``--json`` when given), and several time this checkout against an older commit whose
@@ -9,11 +10,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +56,31 @@ def export_ref(ref: str, target: Path, paths: Sequence[str] = ()) -> Path:
         target.rmdir()  # an empty folder (e.g. from mkdtemp) is replaced
     tmp.rename(target)
     return target
+
+
+def rss_mb() -> float:
+    """This process's resident memory (MB), from ``/proc/self/statm``."""
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def peak_rss(fn: Callable[[], Any], interval: float = 0.01) -> tuple[Any, float, float]:
+    """``fn()``'s result, this process's RSS before it and its peak while it ran (MB), sampled
+    every ``interval`` seconds on a thread."""
+    base = rss_mb()
+    peak = [base]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], rss_mb())
+            stop.wait(interval)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        out = fn()
+    finally:
+        stop.set()
+        thread.join()
+    return out, base, peak[0]

@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sqlite3
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import emit
+from bench.common import emit, peak_rss
 
 REPO = Path(__file__).resolve().parent.parent
 SEMBLE_DATA = REPO / "bench" / "cache" / "semble" / "data" / "projects"
@@ -46,41 +44,23 @@ def _texts(n: int) -> list[str]:
     return texts[:n]
 
 
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 def _child(tokens: int, n: int) -> dict[str, Any]:
     from local_memory_shared.embedding.onnx import OnnxEmbedder
 
     texts = _texts(n)
     embedder = OnnxEmbedder(max_batch_tokens=tokens)
     embedder.embed_documents(texts[:8])  # the session exists; one small run made
-    base = _rss_mb()
-    peak = [base]
-    stop = threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            peak[0] = max(peak[0], _rss_mb())
-            stop.wait(0.005)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
     started, cpu = time.perf_counter(), time.process_time()
-    embedder.embed_documents(texts)
+    _, base, peak = peak_rss(lambda: embedder.embed_documents(texts), 0.005)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-    stop.set()
-    sampler.join()
     return {
         "tokens": tokens,
         "texts": n,
         "chunks_per_s": round(n / wall, 1),
         "chunks_per_cpu_s": round(n / cpu, 1),
         "base_mb": round(base),
-        "peak_mb": round(peak[0]),
-        "swing_mb": round(peak[0] - base),
+        "peak_mb": round(peak),
+        "swing_mb": round(peak - base),
     }
 
 

@@ -27,18 +27,12 @@ import random
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.common import emit
-
-
-def _rss_mb() -> int:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 2**20
+from bench.common import emit, peak_rss
 
 
 def _peak_above(fn: Callable[[], Any]) -> tuple[Any, int, float]:
@@ -46,22 +40,9 @@ def _peak_above(fn: Callable[[], Any]) -> tuple[Any, int, float]:
     from local_memory_shared.heap import trim_heap
 
     trim_heap()
-    base, peak, stop = _rss_mb(), [0], threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            peak[0] = max(peak[0], _rss_mb())
-            stop.wait(0.01)
-
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
     started = time.perf_counter()
-    try:
-        out = fn()
-    finally:
-        stop.set()
-        thread.join()
-    return out, max(0, peak[0] - base), time.perf_counter() - started
+    out, base, peak = peak_rss(fn, 0.01)
+    return out, max(0, round(peak - base)), time.perf_counter() - started
 
 
 def _fragments(store: Any) -> int:
