@@ -428,18 +428,14 @@ class ChunkStore:
             self._run([(_optimize, ())], rows >= FOLD_IN_CHILD_MIN_ROWS, "a fold", "folded")
             return
         dataset = self.table.to_lance()
-        settled = settled_fragments(dataset)
+        settled = _settled_fragments(dataset)
         if len(dataset.get_fragments()) - len(settled) >= COMPACT_AT_FRAGMENTS:
             dataset.optimize.compact_files(
                 excluded_fragment_ids=settled, materialize_deletions_threshold=MATERIALIZE_DELETIONS_SHARE
             )
-        # A fold rewrites the index it folds into: one with no unindexed row (deletions are
-        # masked at query time) is left as it is, and so are its pages a search has cached.
-        if fts and _unindexed(dataset, fts):
-            dataset.optimize.optimize_indices(index_names=fts)
+        _fold_into(dataset, fts)
         if vector and vec:
-            if _unindexed(dataset, vec):
-                dataset.optimize.optimize_indices(index_names=vec, num_indices_to_merge=0)
+            _fold_into(dataset, vec, num_indices_to_merge=0)
             self.table.checkout_latest()
             if self.vector_segments() >= MERGE_VECTOR_SEGMENTS_FROM:
                 self._merge_vector_segments(vec)
@@ -535,13 +531,16 @@ def remove_lance_dir(lance_dir: LanceLocation | Path) -> None:
         shutil.rmtree(lance_dir, ignore_errors=True)
 
 
-def _unindexed(dataset: Any, names: list[str]) -> int:
-    """The most rows of ``dataset`` that one of the indices ``names`` leaves unindexed."""
+def _fold_into(dataset: Any, names: list[str], **options: Any) -> None:
+    """Fold the rows the indices ``names`` lack into them (pylance). A fold rewrites the index it
+    folds into, so one with no unindexed row (deletions are masked at query time) is left as it
+    is, and so are the pages of it a search has cached."""
     os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")  # sizes only, not every centroid
-    return max(int(dataset.stats.index_stats(name).get("num_unindexed_rows") or 0) for name in names)
+    if any(int(dataset.stats.index_stats(name).get("num_unindexed_rows") or 0) for name in names):
+        dataset.optimize.optimize_indices(index_names=names, **options)
 
 
-def settled_fragments(dataset: Any) -> list[int]:
+def _settled_fragments(dataset: Any) -> list[int]:
     """Fragments a fold's compaction leaves alone: ``SETTLED_FRAGMENT_ROWS`` rows or more, fewer
     than ``MATERIALIZE_DELETIONS_SHARE`` of them deleted."""
     settled = []
@@ -573,9 +572,7 @@ def _compact_all(table: Any) -> None:
     """Compact every fragment and fold the FTS index (pylance; the vector index is retrained next)."""
     dataset = table.to_lance()
     dataset.optimize.compact_files()
-    fts = [idx.name for idx in table.list_indices() if FTS_COLUMN in idx.columns]
-    if fts and _unindexed(dataset, fts):
-        dataset.optimize.optimize_indices(index_names=fts)
+    _fold_into(dataset, [idx.name for idx in table.list_indices() if FTS_COLUMN in idx.columns])
     table.checkout_latest()  # the dataset-level writes above, for the training that follows
 
 
