@@ -86,6 +86,27 @@ def test_healthy_baseline(root):
     assert symbols(hybrid)[0] == "ConnectionPool.connect"
 
 
+def test_candidates_the_mirror_lacks_get_their_path_and_names_from_lancedb(root, project):
+    """The legs read ids from LanceDB and each candidate's path and names from the SQLite mirror;
+    a candidate whose mirror row is gone is read from the table instead, so it is ranked by its
+    real path and names, not as a nameless chunk."""
+    from local_memory_search.hybrid import RankRequest, rank
+
+    with open_index(str(project)) as reader:
+        first = rank(reader, RankRequest("ConnectionPool connect", "hybrid"))
+    before = {s.chunk_id: (s.file_path, s.identifier_match, s.updated_at) for s in first.ranked}
+    path = first.ranked[0].file_path
+    assert path and before[first.ranked[0].chunk_id][1]  # the top hit is named by the query
+    sql(root, project, "DELETE FROM chunks WHERE file_path = ?", (path,))
+    clear_caches()
+    with open_index(str(project)) as reader:
+        ranking = rank(reader, RankRequest("ConnectionPool connect", "hybrid"))
+    after = {s.chunk_id: (s.file_path, s.identifier_match, s.updated_at) for s in ranking.ranked}
+    lost = [cid for cid, (p, *_) in before.items() if p == path and cid in after]
+    assert lost and all(after[cid] == before[cid] for cid in lost)
+    assert ranking.timings_ms["meta"] > 0
+
+
 # -- FTS unavailable → SQLite LIKE ---------------------------------------------------------
 
 

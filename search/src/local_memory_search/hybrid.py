@@ -42,6 +42,7 @@ from .legs import (
     newest_updated_at,
     semantic_leg,
     vector_search,
+    with_meta,
 )
 from .query_text import (
     QUERY_STOPWORDS,
@@ -205,15 +206,18 @@ def rank(reader: IndexReader, req: RankRequest) -> Ranking:
     sem, kw, dfn = _run_legs(reader, req)
     warnings: list[dict[str, str]] = [*(sem.warnings or []), *(kw.warnings or [])]
     mode, alpha_eff, keyword = _degrade(reader, req, sem, kw, warnings)
-    semantic = sem.result
+    t_meta = time.perf_counter()
+    semantic, keyword, definition = with_meta(reader, sem.result, keyword, dfn.result)
+    meta_ms = (time.perf_counter() - t_meta) * 1000
     effective = replace(req, mode=mode)  # type: ignore[arg-type]
     newest = newest_updated_at(reader) if reader.version is not None else None
     t_fuse = time.perf_counter()
-    ranked, kept = fuse(effective, alpha_eff, semantic, keyword, newest, dfn.result)
+    ranked, kept = fuse(effective, alpha_eff, semantic, keyword, newest, definition)
     timings = {
         "encode": round((semantic.encode_seconds if semantic else 0.0) * 1000, 3),
         "semantic": round((semantic.seconds if semantic else 0.0) * 1000, 3),
         "keyword": round((keyword.seconds if keyword else 0.0) * 1000, 3),
+        "meta": round(meta_ms, 3),
         "fuse": round((time.perf_counter() - t_fuse) * 1000, 3),
         "rank_total": round((time.perf_counter() - started) * 1000, 3),
     }
