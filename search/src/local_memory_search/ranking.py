@@ -43,7 +43,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import PurePosixPath
 
 from .query_text import QUERY_STOPWORDS, is_symbol_query, query_words, spells_a_name, split_identifier
 
@@ -243,23 +242,34 @@ class PathInfo:
 @lru_cache(maxsize=65536)
 def path_info(path: str) -> PathInfo:
     """Test/example/shim/re-export flags and the name words of ``path`` (memoised)."""
-    p = PurePosixPath(path)
-    dirs = {d.lower() for d in p.parts[:-1]}
-    stem = p.name.split(".", 1)[0]
-    stem_words = _path_words((p.name.rsplit(".", 1)[0],))
-    folder = p.parts[-2] if len(p.parts) > 1 and stem in _MODULE_STEMS else ""
+    folder, _, name = path.rpartition("/")
+    dirs, folder_words = _folder_info(folder)
+    dot = name.rfind(".")  # pathlib's suffix and stem: a leading or trailing dot is no suffix
+    suffix, stem_ = (name[dot:], name[:dot]) if 0 < dot < len(name) - 1 else ("", name)
+    stem = name.split(".", 1)[0]
+    stem_words = _path_words((name.rsplit(".", 1)[0],))
+    parent = folder.rpartition("/")[2]
+    module = parent if parent and stem in _MODULE_STEMS else ""
     return PathInfo(
-        is_test=bool(dirs & _TEST_DIRS) or bool(_TEST_FILE.search(p.stem) or _TEST_FILE.search(stem)),
+        is_test=bool(dirs & _TEST_DIRS) or bool(_TEST_FILE.search(stem_) or _TEST_FILE.search(stem)),
         is_example=bool(dirs & _EXAMPLE_DIRS) or stem.lower() in _EXAMPLE_DIRS,
         is_shim=bool(dirs & _SHIM_DIRS),
-        is_reexport=p.name in _REEXPORT_FILES,
-        is_doc=p.suffix.lower() in _DOC_SUFFIXES or (not p.suffix and p.name.isupper()),
+        is_reexport=name in _REEXPORT_FILES,
+        is_doc=suffix.lower() in _DOC_SUFFIXES or (not suffix and name.isupper()),
         stem_words=stem_words,
-        dir_words=_path_words(tuple(p.parts[:-1])) - stem_words,
-        stem_parts=_name_parts(p.name.rsplit(".", 1)[0]),
-        module_words=_path_words((folder,)) if folder else frozenset(),
-        module_parts=_name_parts(folder),
+        dir_words=folder_words - stem_words,
+        stem_parts=_name_parts(name.rsplit(".", 1)[0]),
+        module_words=_path_words((module,)) if module else frozenset(),
+        module_parts=_name_parts(module),
     )
+
+
+@lru_cache(maxsize=16384)
+def _folder_info(folder: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(the lower-cased folder names, their name words) of ``folder``: computed once per folder,
+    which many files share (a cold :func:`path_info` was most of a first query's fusion)."""
+    parts = tuple(p for p in folder.split("/") if p)
+    return frozenset(d.lower() for d in parts), _path_words(parts)
 
 
 #: Stems of files that are their folder's module: ``extract/mod.rs`` is the module ``extract``.
