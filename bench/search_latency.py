@@ -53,7 +53,7 @@ PACKAGES = (
     "httpx",
 )
 TOOLS = ("search_keyword", "search_semantic", "search_hybrid")
-STAGES = ("encode", "semantic", "keyword", "meta", "fuse", "rank_total", "total")
+STAGES = ("encode", "semantic", "keyword", "fuse", "rank_total", "total")
 DIM = 384
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

@@ -42,7 +42,6 @@ from .legs import (
     newest_updated_at,
     semantic_leg,
     vector_search,
-    with_meta,
 )
 from .query_text import (
     QUERY_STOPWORDS,
@@ -206,9 +205,7 @@ def rank(reader: IndexReader, req: RankRequest) -> Ranking:
     sem, kw, dfn = _run_legs(reader, req)
     warnings: list[dict[str, str]] = [*(sem.warnings or []), *(kw.warnings or [])]
     mode, alpha_eff, keyword = _degrade(reader, req, sem, kw, warnings)
-    t_meta = time.perf_counter()
-    semantic, keyword, definition = with_meta(reader, sem.result, keyword, dfn.result)
-    meta_ms = (time.perf_counter() - t_meta) * 1000
+    semantic, definition = sem.result, dfn.result
     effective = replace(req, mode=mode)  # type: ignore[arg-type]
     newest = newest_updated_at(reader) if reader.version is not None else None
     t_fuse = time.perf_counter()
@@ -217,7 +214,6 @@ def rank(reader: IndexReader, req: RankRequest) -> Ranking:
         "encode": round((semantic.encode_seconds if semantic else 0.0) * 1000, 3),
         "semantic": round((semantic.seconds if semantic else 0.0) * 1000, 3),
         "keyword": round((keyword.seconds if keyword else 0.0) * 1000, 3),
-        "meta": round(meta_ms, 3),
         "fuse": round((time.perf_counter() - t_fuse) * 1000, 3),
         "rank_total": round((time.perf_counter() - started) * 1000, 3),
     }

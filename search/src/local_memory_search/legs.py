@@ -52,9 +52,10 @@ ANN_DEFAULT_SETTING: tuple[int, int | None] = (30, 2)
 LEG_COLUMNS = ["chunk_id", "file_path", "symbol_name", "function_name", "class_name", "updated_at"]
 #: What the vector and BM25 legs read from LanceDB: the id (with the distance or score). The rest
 #: of ``LEG_COLUMNS`` comes afterwards from the SQLite mirror, published in the same commit as the
-#: version, in one look-up for the union of the legs' hits (:func:`with_meta`). At 104k chunks,
-#: reading the five more columns for a leg's 100 hits cost the BM25 leg 1.6 ms and the vector leg
-#: 2.2 ms of their ~4.5 and ~7 ms; the mirror look-up of ~200 ids takes ~1 ms.
+#: version, in one look-up per leg (:func:`with_meta`; in a hybrid search the BM25 leg's runs
+#: while the vector leg does). At 104k chunks, reading the five more columns for a leg's 100 hits
+#: cost the BM25 leg 1.6 ms and the vector leg 2.2 ms of their ~4.5 and ~7 ms; the mirror
+#: look-up of 100 ids takes ~0.6 ms.
 HIT_COLUMNS = ["chunk_id"]
 
 
@@ -220,24 +221,25 @@ def _rows_to_leg(
 _META_SQL = f"SELECT {', '.join(LEG_COLUMNS)} FROM chunks WHERE chunk_id IN "  # noqa: S608 - fixed columns
 
 
-def with_meta(reader: IndexReader, *legs: LegResult | None) -> tuple[LegResult | None, ...]:
-    """``legs`` with the ``LEG_COLUMNS`` of every hit they lack, read in one look-up for all of
-    them: the SQLite mirror (the same snapshot as the published version), LanceDB for any id the
-    mirror lacks. A hit found in neither keeps no meta (the fusion then sees no path or names)."""
-    missing = list(
-        dict.fromkeys(h.chunk_id for leg in legs if leg for h in leg.hits if h.chunk_id not in leg.meta)
-    )
+def with_meta(reader: IndexReader, leg: LegResult, started: float) -> LegResult:
+    """``leg`` with the ``LEG_COLUMNS`` of its hits, read in one look-up: the SQLite mirror (the
+    same snapshot as the published version), LanceDB for any id the mirror lacks. A hit found in
+    neither keeps no meta (the fusion then sees no path or names). The vector leg runs this in its
+    pool thread while the BM25 leg runs it in the caller's (the connection is serialized); the
+    leg's ``seconds`` then count from ``started`` to the end of the look-up."""
+    missing = [h.chunk_id for h in leg.hits if h.chunk_id not in leg.meta]
     if not missing:
-        return legs
+        return leg
     found: dict[str, dict[str, Any]] = {}
-    for i in range(0, len(missing), 500):
-        part = missing[i : i + 500]
-        try:
-            cursor = reader.conn.execute(_META_SQL + f"({','.join('?' * len(part))})", part)
+    try:
+        for i in range(0, len(missing), 500):
+            part = missing[i : i + 500]
+            cursor = reader.conn.cursor()
+            cursor.row_factory = None  # plain tuples: no sqlite3.Row per candidate
+            cursor.execute(_META_SQL + f"({','.join('?' * len(part))})", part)
             found.update((r[0], dict(zip(LEG_COLUMNS, r, strict=True))) for r in cursor)
-        except sqlite3.Error as exc:  # the mirror is a cache of the table: read the table instead
-            log.warning("mirror look-up of candidates failed: %s", exc)
-            break
+    except sqlite3.Error as exc:  # the mirror is a copy of the table's columns: read the table instead
+        log.warning("mirror look-up of candidates failed: %s", exc)
     rest = [c for c in missing if c not in found]
     if rest and reader.table is not None:
         try:
@@ -246,14 +248,7 @@ def with_meta(reader: IndexReader, *legs: LegResult | None) -> tuple[LegResult |
             found.update((r["chunk_id"], {k: r.get(k) for k in LEG_COLUMNS}) for r in rows)
         except Exception as exc:  # only costs these candidates their path and names
             log.warning("LanceDB look-up of candidates failed: %s", exc)
-    return tuple(
-        leg
-        if leg is None or not leg.hits
-        else replace(
-            leg, meta={**leg.meta, **{h.chunk_id: found[h.chunk_id] for h in leg.hits if h.chunk_id in found}}
-        )
-        for leg in legs
-    )
+    return replace(leg, meta={**leg.meta, **found}, seconds=time.perf_counter() - started)
 
 
 def ann_setting(index_kind: str) -> tuple[int, int | None]:
@@ -322,9 +317,10 @@ def semantic_leg(reader: IndexReader, req: RankRequest, warnings: list[dict[str,
     encode_seconds = time.perf_counter() - enc_start
     where = leg_where(reader, req.filters)
     rows, source = vector_search(reader, vector, where, req.depth, warnings, HIT_COLUMNS)
-    return _rows_to_leg(
+    leg = _rows_to_leg(
         "semantic", source, rows, lambda r: 1.0 - float(r["_distance"]), started, encode_seconds
     )
+    return with_meta(reader, leg, started)
 
 
 def keyword_leg(reader: IndexReader, req: RankRequest, warnings: list[dict[str, str]]) -> LegResult:
@@ -347,7 +343,8 @@ def keyword_leg(reader: IndexReader, req: RankRequest, warnings: list[dict[str, 
                     where=where.sql or None,
                     postfilter=not where.prefilter,
                 ).to_pylist()
-                return _rows_to_leg("keyword", "lance_fts", rows, lambda r: float(r["_score"]), started)
+                leg = _rows_to_leg("keyword", "lance_fts", rows, lambda r: float(r["_score"]), started)
+                return with_meta(reader, leg, started)
             except Exception as exc:
                 log.warning("FTS query failed, falling back to SQLite LIKE: %s", exc)
                 warnings.append(W.warn(W.FTS_UNAVAILABLE, f"({type(exc).__name__}: {str(exc)[:200]})"))
