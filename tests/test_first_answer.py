@@ -285,3 +285,41 @@ def test_parsing_in_worker_processes_gives_the_same_index_as_in_process(
     assert serial.files_parsed == pooled.files_parsed == N_FILES + 1
     assert serial.chunks_total == pooled.chunks_total and serial.errors == pooled.errors
     assert _index_tables(tmp_path / "serial", project) == _index_tables(tmp_path / "pooled", project)
+
+
+def test_a_fold_in_a_child_process_runs_while_the_model_session_is_released(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 14: the indexer only waits while a fold runs in a child process, so its model session
+    (~125 MB resident with MiniLM) goes first and comes back for the next group; the fills' folds
+    in a child fold the FTS index without compacting, and the table is compacted once, before the
+    vector index is trained. Every vector still arrives and the keyword leg finds every row."""
+    from local_memory_indexer import store as store_mod
+
+    data = tmp_path / "data"
+    project = write_project(tmp_path / "proj")
+    monkeypatch.setenv("LOCAL_VECTOR_SEARCH_DATA_ROOT", str(data))
+    monkeypatch.setattr(pipeline, "EMBED_BATCH_CHUNKS", GROUP_CHUNKS)
+    monkeypatch.setattr(pipeline, "FOLD_EVERY_ROWS", GROUP_CHUNKS)
+    monkeypatch.setattr(store_mod, "FOLD_IN_CHILD_MIN_ROWS", 50)
+    onnx = create_embedder("onnx")
+    seen: list[tuple[bool, bool]] = []  # (folds in a child, session loaded) at each fill's fold
+    refresh = store_mod.ChunkStore.refresh_indices
+
+    def watch(self: store_mod.ChunkStore, **kwargs: Any) -> None:
+        if kwargs.get("vectors_complete") is False:
+            seen.append((self.folds_in_child(), onnx.loaded))  # type: ignore[attr-defined]
+        return refresh(self, **kwargs)
+
+    monkeypatch.setattr(store_mod.ChunkStore, "refresh_indices", watch)
+    done = index_project(project, embedder=onnx)
+    total = N_FILES * FUNCS
+    assert done.chunks_embedded == total
+    fills = seen[-3:]  # four groups: a fold after each of the first three
+    assert len(fills) == 3 and all(child and not loaded for child, loaded in fills), seen
+    paths = project_paths(data, project)
+    rows = published_rows(paths)
+    assert len(rows) == total and all(r["vector"] is not None for r in rows)
+    last = f"handler_{N_FILES - 1}_2"
+    got = search(project, data, "search_keyword", last)
+    assert got["ok"] and got["results"][0]["symbol_name"] == last and not got["warnings"], got

@@ -337,9 +337,10 @@ class ChunkStore:
         writes. Same index, same parameters.
         """
         params = _vector_index_params(rows)
-        if self.has_vector_index():
-            # A retrain: every fragment is compacted first (the index is rewritten anyway), through
-            # pylance, which in this process took a --full re-index of 104k rows to 658 MB.
+        if self.has_vector_index() or rows >= FOLD_IN_CHILD_MIN_ROWS:
+            # A retrain, or a first index's last fold (its fills' folds did not compact): every
+            # fragment is compacted first, through pylance, which in this process took a --full
+            # re-index of 104k rows to 658 MB; from ``FOLD_IN_CHILD_MIN_ROWS`` rows in a child.
             self._run([(_compact_all, ())], rows >= FOLD_IN_CHILD_MIN_ROWS, "a fold", "folded")
         else:
             self._fold(vector=False, rows=rows)
@@ -360,6 +361,10 @@ class ChunkStore:
         child = self._in_child(jobs, what)
         if child is not None:
             log.info("%s in a child process (pid %d, peak RSS %d MB)", done, child.pid, child.peak_mb)
+
+    def folds_in_child(self) -> bool:
+        """Whether this table's folds run in a child process (``FOLD_IN_CHILD_MIN_ROWS``)."""
+        return VECTOR_INDEX_IN_CHILD and self.count() >= FOLD_IN_CHILD_MIN_ROWS
 
     def _in_child(
         self, jobs: list[tuple[Callable[..., None], tuple[Any, ...]]], what: str
@@ -418,14 +423,21 @@ class ChunkStore:
         fts = [idx.name for idx in indices if FTS_COLUMN in idx.columns]
         vec = [idx.name for idx in indices if VECTOR_COLUMN in idx.columns]
         if not vec:
-            # No vector index to protect from a merge: LanceDB's own optimize (compaction, then the
-            # FTS fold; cleanup off, ``prune`` does it after publishing) does the same work without
-            # ``to_lance()``, which loads pylance, a second 225 MB copy of Lance's native code
-            # (~125 MB of it resident once compaction and FTS folding have run). A first index of
-            # laravel (16k chunks) peaked at ~610 MB with pylance and ~520 MB without
-            # (bench/indexer_phases.py). From ``FOLD_IN_CHILD_MIN_ROWS`` rows, in a child process.
+            # No vector index to protect from a merge. Below ``FOLD_IN_CHILD_MIN_ROWS`` rows,
+            # LanceDB's own optimize (compaction, then the FTS fold; cleanup off, ``prune`` does it
+            # after publishing) here, without ``to_lance()``, which loads pylance, a second 225 MB
+            # copy of Lance's native code (~125 MB of it resident once compaction and FTS folding
+            # have run): a first index of laravel (16k chunks) peaked at ~610 MB with pylance and
+            # ~520 MB without (bench/indexer_phases.py). From that size, in a child process, and
+            # the FTS fold only: a table this big without a vector index is a first index filling
+            # in its vectors, whose every 512-row step rewrites rows, and LanceDB's compaction
+            # (every fragment is under its 1M-row target) rewrote the whole table each fold. The
+            # fragments that leaves are compacted once, before the vector index is trained
+            # (``_compact_all``). 26k chunks: the fold child 330 -> ~270 MB, the indexer's tree
+            # 642 -> 585 MB, fill 34 -> 28 s (bench/README.md, session 16).
             rows = self.count() if rows is None else rows
-            self._run([(_optimize, ())], rows >= FOLD_IN_CHILD_MIN_ROWS, "a fold", "folded")
+            in_child = VECTOR_INDEX_IN_CHILD and rows >= FOLD_IN_CHILD_MIN_ROWS
+            self._run([(_fold_fts if in_child else _optimize, ())], in_child, "a fold", "folded")
             return
         dataset = self.table.to_lance()
         settled = _settled_fragments(dataset)
@@ -579,6 +591,11 @@ def _compact_all(table: Any) -> None:
 def _optimize(table: Any) -> None:
     """LanceDB's own optimize: compaction, then the FTS fold (cleanup off: ``prune`` does it)."""
     table.optimize(cleanup_older_than=_NO_CLEANUP)
+
+
+def _fold_fts(table: Any) -> None:
+    """Fold the rows the FTS index lacks into it, without a compaction (pylance, in a child)."""
+    _fold_into(table.to_lance(), [idx.name for idx in table.list_indices() if FTS_COLUMN in idx.columns])
 
 
 def _cleanup(table: Any, age: timedelta) -> None:
