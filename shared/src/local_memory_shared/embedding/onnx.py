@@ -38,12 +38,13 @@ DEFAULT_MAX_TOKENS = 256
 DEFAULT_BATCH_SIZE = 64
 #: Most PADDED tokens (rows x longest row) per ONNX run: this, not the text count, bounds the
 #: activations (attention alone is 12 heads x rows x len^2 floats). Resident memory rises by
-#: about 100 MB during a 1,024-token run and 180 MB during a 2,048-token one, at the same wall
-#: rate and 2-7% more texts per CPU second (``python -m bench.embed_tokens``, 1,000 real chunk
-#: texts, 3 interleaved rounds: 2,048 / 1,024 / 512 tokens swing 183 / 104 / 65 MB); that swing
-#: was the indexer's peak at 52k chunks (648 MB with 2,048). Each matrix product still has a
-#: thousand rows, so 2 cores stay busy; 512 lost some wall rate.
-DEFAULT_BATCH_TOKENS = 1024
+#: about 180 / 104 / 62 MB during a 2,048 / 1,024 / 512-token run (``python -m bench.embed_tokens``,
+#: 1,000 real chunk texts, 3 interleaved rounds), and that swing is the indexer's peak at 52k
+#: chunks (648 MB with 2,048, 568-604 with 1,024). On an idle machine 512 tokens also embedded
+#: faster than 1,024 in every round: 29.7 vs 27.6 chunks/s (x1.08 wall, x1.07 per CPU second;
+#: session 16, ``bench/results/embed_tokens-s16-idle.json``); the earlier run that had 512 lose
+#: 5% of wall rate shared the cores with a CI run.
+DEFAULT_BATCH_TOKENS = 512
 #: glibc's M_MMAP_THRESHOLD parameter number, and the fixed threshold we set (see bound_malloc_heap).
 _M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD_BYTES = 1 << 20
