@@ -362,9 +362,10 @@ class ChunkStore:
         if child is not None:
             log.info("%s in a child process (pid %d, peak RSS %d MB)", done, child.pid, child.peak_mb)
 
-    def folds_in_child(self) -> bool:
-        """Whether this table's folds run in a child process (``FOLD_IN_CHILD_MIN_ROWS``)."""
-        return VECTOR_INDEX_IN_CHILD and self.count() >= FOLD_IN_CHILD_MIN_ROWS
+    def folds_in_child(self, rows: int | None = None) -> bool:
+        """Whether this table's folds run in a child process (``FOLD_IN_CHILD_MIN_ROWS``;
+        ``rows``: the row count when the caller has it)."""
+        return VECTOR_INDEX_IN_CHILD and (self.count() if rows is None else rows) >= FOLD_IN_CHILD_MIN_ROWS
 
     def _in_child(
         self, jobs: list[tuple[Callable[..., None], tuple[Any, ...]]], what: str
@@ -435,8 +436,7 @@ class ChunkStore:
             # fragments that leaves are compacted once, before the vector index is trained
             # (``_compact_all``). 26k chunks: the fold child 330 -> ~270 MB, the indexer's tree
             # 642 -> 585 MB, fill 34 -> 28 s (bench/README.md, session 16).
-            rows = self.count() if rows is None else rows
-            in_child = VECTOR_INDEX_IN_CHILD and rows >= FOLD_IN_CHILD_MIN_ROWS
+            in_child = self.folds_in_child(rows)
             self._run([(_fold_fts if in_child else _optimize, ())], in_child, "a fold", "folded")
             return
         dataset = self.table.to_lance()
@@ -584,7 +584,7 @@ def _compact_all(table: Any) -> None:
     """Compact every fragment and fold the FTS index (pylance; the vector index is retrained next)."""
     dataset = table.to_lance()
     dataset.optimize.compact_files()
-    _fold_into(dataset, [idx.name for idx in table.list_indices() if FTS_COLUMN in idx.columns])
+    _fold_into(dataset, _fts_names(table))
     table.checkout_latest()  # the dataset-level writes above, for the training that follows
 
 
@@ -595,7 +595,12 @@ def _optimize(table: Any) -> None:
 
 def _fold_fts(table: Any) -> None:
     """Fold the rows the FTS index lacks into it, without a compaction (pylance, in a child)."""
-    _fold_into(table.to_lance(), [idx.name for idx in table.list_indices() if FTS_COLUMN in idx.columns])
+    _fold_into(table.to_lance(), _fts_names(table))
+
+
+def _fts_names(table: Any) -> list[str]:
+    """Names of ``table``'s full-text indices."""
+    return [idx.name for idx in table.list_indices() if FTS_COLUMN in idx.columns]
 
 
 def _cleanup(table: Any, age: timedelta) -> None:

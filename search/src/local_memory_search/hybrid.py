@@ -205,11 +205,11 @@ def rank(reader: IndexReader, req: RankRequest) -> Ranking:
     sem, kw, dfn = _run_legs(reader, req)
     warnings: list[dict[str, str]] = [*(sem.warnings or []), *(kw.warnings or [])]
     mode, alpha_eff, keyword = _degrade(reader, req, sem, kw, warnings)
-    semantic, definition = sem.result, dfn.result
+    semantic = sem.result
     effective = replace(req, mode=mode)  # type: ignore[arg-type]
     newest = newest_updated_at(reader) if reader.version is not None else None
     t_fuse = time.perf_counter()
-    ranked, kept = fuse(effective, alpha_eff, semantic, keyword, newest, definition)
+    ranked, kept = fuse(effective, alpha_eff, semantic, keyword, newest, dfn.result)
     timings = {
         "encode": round((semantic.encode_seconds if semantic else 0.0) * 1000, 3),
         "semantic": round((semantic.seconds if semantic else 0.0) * 1000, 3),

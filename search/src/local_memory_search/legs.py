@@ -24,7 +24,7 @@ from .encoder import ENCODER, choose_encoder
 from .filters import LanceWhere, SearchFilters, lance_where, sqlite_where
 from .query_text import fts_query_text, query_words
 from .runtime import register_cache
-from .store import IndexReader, sql_str
+from .store import IndexReader
 
 if TYPE_CHECKING:
     from .fusion import RankRequest
@@ -218,36 +218,15 @@ def _rows_to_leg(
     return LegResult(name, source, tuple(hits), time.perf_counter() - started, meta, encode_seconds)
 
 
-_META_SQL = f"SELECT {', '.join(LEG_COLUMNS)} FROM chunks WHERE chunk_id IN "  # noqa: S608 - fixed columns
-
-
 def with_meta(reader: IndexReader, leg: LegResult, started: float) -> LegResult:
-    """``leg`` with the ``LEG_COLUMNS`` of its hits, read in one look-up: the SQLite mirror (the
-    same snapshot as the published version), LanceDB for any id the mirror lacks. A hit found in
-    neither keeps no meta (the fusion then sees no path or names). The vector leg runs this in its
-    pool thread while the BM25 leg runs it in the caller's (the connection is serialized); the
-    leg's ``seconds`` then count from ``started`` to the end of the look-up."""
+    """``leg`` with the ``LEG_COLUMNS`` of its hits (``IndexReader.rows_by_id``: the mirror, then
+    LanceDB); a hit found in neither keeps no meta (the fusion then sees no path or names). The
+    vector leg runs this in its pool thread while the BM25 leg runs it in the caller's (the
+    connection is serialized); the leg's ``seconds`` then count from ``started`` to its end."""
     missing = [h.chunk_id for h in leg.hits if h.chunk_id not in leg.meta]
     if not missing:
         return leg
-    found: dict[str, dict[str, Any]] = {}
-    try:
-        for i in range(0, len(missing), 500):
-            part = missing[i : i + 500]
-            cursor = reader.conn.cursor()
-            cursor.row_factory = None  # plain tuples: no sqlite3.Row per candidate
-            cursor.execute(_META_SQL + f"({','.join('?' * len(part))})", part)
-            found.update((r[0], dict(zip(LEG_COLUMNS, r, strict=True))) for r in cursor)
-    except sqlite3.Error as exc:  # the mirror is a copy of the table's columns: read the table instead
-        log.warning("mirror look-up of candidates failed: %s", exc)
-    rest = [c for c in missing if c not in found]
-    if rest and reader.table is not None:
-        try:
-            where = f"chunk_id IN ({', '.join(sql_str(c) for c in rest)})"
-            rows = reader.table.scan_arrow(where=where, columns=LEG_COLUMNS, limit=len(rest)).to_pylist()
-            found.update((r["chunk_id"], {k: r.get(k) for k in LEG_COLUMNS}) for r in rows)
-        except Exception as exc:  # only costs these candidates their path and names
-            log.warning("LanceDB look-up of candidates failed: %s", exc)
+    found = reader.rows_by_id(missing, LEG_COLUMNS)
     return replace(leg, meta={**leg.meta, **found}, seconds=time.perf_counter() - started)
 
 

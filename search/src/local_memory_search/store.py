@@ -15,7 +15,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -315,32 +315,41 @@ class IndexReader:
 
     def fetch_chunks(self, chunk_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Full chunk rows by id (mirror first, LanceDB for any the mirror lacks)."""
+        return {cid: chunk_from_mirror(row) for cid, row in self.rows_by_id(chunk_ids, CHUNK_FIELDS).items()}
+
+    def rows_by_id(self, chunk_ids: Iterable[str], columns: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """``columns`` (``chunk_id`` among them) of chunks by id: the SQLite mirror, published in
+        the same commit as the version, then LanceDB for any id the mirror lacks (or all of them
+        when the mirror cannot be read); an id found in neither is left out."""
         ids = list(dict.fromkeys(chunk_ids))
+        names = list(columns)
         out: dict[str, dict[str, Any]] = {}
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for row in self.conn.execute(
-                f"SELECT {MIRROR_COLUMNS} FROM chunks WHERE chunk_id IN ({marks})",
-                part,  # noqa: S608 - fixed columns
-            ):
-                out[row["chunk_id"]] = mirror_row(row)
+        select = f"SELECT {', '.join(names)} FROM chunks WHERE chunk_id IN "  # noqa: S608 - fixed columns
+        try:
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                cursor = self.conn.cursor()
+                cursor.row_factory = None  # plain tuples: no sqlite3.Row per chunk
+                cursor.execute(select + f"({','.join('?' * len(part))})", part)
+                for values in cursor:
+                    row = dict(zip(names, values, strict=True))
+                    out[row["chunk_id"]] = row
+        except sqlite3.Error as exc:  # the mirror copies the table's columns: read the table instead
+            log.warning("mirror look-up of %d chunks failed: %s", len(ids), exc)
         missing = [i for i in ids if i not in out]
         if missing and self.table is not None:
-            out.update(self._lance_rows(missing))
+            out.update(self._lance_rows(missing, names))
         return out
 
-    def _lance_rows(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+    def _lance_rows(self, chunk_ids: list[str], columns: list[str]) -> dict[str, dict[str, Any]]:
         assert self.table is not None
         where = f"chunk_id IN ({', '.join(sql_str(c) for c in chunk_ids)})"
         try:
-            rows = (
-                self.table.search().where(where).select(list(CHUNK_FIELDS)).limit(len(chunk_ids)).to_arrow()
-            )
-        except Exception as exc:
+            rows = self.table.scan_arrow(where=where, columns=columns, limit=len(chunk_ids)).to_pylist()
+        except Exception as exc:  # only costs these chunks
             log.warning("LanceDB row fetch failed: %s", exc)
             return {}
-        return {r["chunk_id"]: chunk_from_mirror(r) for r in rows.to_pylist()}
+        return {r["chunk_id"]: {k: r.get(k) for k in columns} for r in rows}
 
     def file_chunks(self, file_path: str) -> list[dict[str, Any]]:
         """Every chunk of one file, in file order."""
