@@ -177,7 +177,10 @@ def test_each_ann_index_kind_answers_as_the_exact_scan_does(root, project):
             assert reader.vector_index == kind
         found = ok("search_semantic", query=query)
         assert found["search"]["legs"] == {"semantic": "lance_ann"} and codes(found) == []
-        assert symbols(found)[0] == symbols(exact)[0] == "LruCache"
+        # The same answers as the exact scan: 4-bit RaBitQ codes (random rotation, no refine) may
+        # swap two near-tied neighbours, so the exact top hit must be in the first two, and the
+        # first five must be the same five (a kind that searched wrongly fails both).
+        assert symbols(exact)[0] == "LruCache" and "LruCache" in symbols(found)[:2], symbols(found)
         assert {r["chunk_id"] for r in found["results"][:5]} == {r["chunk_id"] for r in exact["results"][:5]}
 
 
