@@ -146,6 +146,30 @@ def test_the_session_is_released_before_the_final_index_build_after_the_compact_
     assert not embedder.loaded  # and nothing loaded it again after
 
 
+def test_the_compact_copy_is_checked_without_the_original_session_held(tmp_path, monkeypatch):
+    """Issue 14 (indexer peak RSS): writing the compact copy at the end of a first index loaded its
+    session beside the original's, the indexer's highest point at 26k chunks (543 MB vs 535 while
+    embedding). The original's check vectors come first, then its session goes; the copy is still
+    checked against them (a broken copy is still refused: test_query_encoder_falls_back...)."""
+    from local_memory_indexer import query_model
+
+    embedder = OnnxEmbedder(threads=1)
+    embedder.embed_documents(["def warm(): pass"])  # loaded, as after a run's embedding
+    seen: list[bool] = []
+    real = query_model.OnnxEmbedder
+
+    def spy(*args: object, **kwargs: object) -> OnnxEmbedder:
+        seen.append(embedder.loaded)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(query_model, "_written", {})  # no copy of an earlier test to link instead
+    monkeypatch.setattr(query_model, "OnnxEmbedder", spy)
+    target = query_model.ensure_compact_model(tmp_path / "data", embedder)
+    assert target is not None and target.is_file()
+    assert seen == [False]  # the copy's session was created with the original's gone
+    assert embedder.embed_documents(["def again(): pass"]).shape == (1, 384)  # loads again on use
+
+
 def test_a_second_data_root_gets_its_copy_without_rebuilding(tmp_path):
     for name in ("a", "b"):
         index(write_project(tmp_path / f"proj-{name}"), tmp_path / name)

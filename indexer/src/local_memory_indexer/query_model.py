@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from local_memory_shared.embedding.onnx import OnnxEmbedder
 from local_memory_shared.embedding.query_model import compact_model_path
+from local_memory_shared.heap import trim_heap
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +172,10 @@ def _is_weight_matmul(node: Any, weight: str) -> bool:
 
 
 def ensure_compact_model(data_root: Path, embedder: OnnxEmbedder) -> Path | None:
-    """The compact copy of ``embedder``'s model under ``data_root``, written if missing; None if none can be."""
+    """The compact copy of ``embedder``'s model under ``data_root``, written if missing; None if none can be.
+
+    Writing it releases ``embedder``'s session (see :func:`_build`): call it once embedding is done.
+    """
     source = embedder.source_model_file
     try:
         target = compact_model_path(data_root, source)
@@ -219,17 +223,24 @@ def _copy_written(name: str, tmp: Path) -> bool:
 
 def _build(source: Path, tmp: Path, embedder: OnnxEmbedder) -> bool | None:
     """Write and check the copy at ``tmp``: True if usable, False if not, None if there is nothing to rewrite."""
+    # The original's vectors first, then its session goes: the two sessions are never held at
+    # once (at the end of a first index this was the indexer's peak: 543 MB vs 535 while embedding
+    # at 26k chunks, bench/results/indexer_phases-rss-real-26k-s16-512.json). The caller has
+    # finished embedding; a later use loads the session again.
+    want = embedder.embed_documents(list(CHECK_TEXTS))
+    max_tokens = embedder.max_tokens
+    if embedder.release():
+        trim_heap()
     data = compact_model_bytes(source)
     if data is None:
         log.info("ONNX model %s has no int8 weights to keep compact", source)
         return None
     tmp.write_bytes(data)
     del data
-    compact = OnnxEmbedder(embedder.model, threads=1, max_tokens=embedder.max_tokens, model_file=tmp)
+    compact = OnnxEmbedder(embedder.model, threads=1, max_tokens=max_tokens, model_file=tmp)
     try:
         if compact.model_file != tmp:
             return False  # it did not load (logged by the embedder)
-        want = embedder.embed_documents(list(CHECK_TEXTS))
         got = compact.embed_documents(list(CHECK_TEXTS))
     finally:
         compact.close()
