@@ -423,6 +423,12 @@ def _env(paths: list[str], data_root: Path) -> dict[str, str]:
     }
 
 
+def _data_root(side: str) -> Path:
+    """This run's data root for ``side``: one per process, so a second ``rss`` run started while a
+    long one indexes cannot wipe the first one's index (session 17 lost a 52k run that way)."""
+    return CACHE / "data" / f"{side}-{os.getpid()}"
+
+
 def cmd_rss(ns: argparse.Namespace) -> dict[str, Any]:
     project = build_project(ns.parts.split(","))
     sides = _sides(ns.before)
@@ -433,7 +439,7 @@ def cmd_rss(ns: argparse.Namespace) -> dict[str, Any]:
         # half the wall time of a long run; each side's RSS is its own process's).
         started: dict[str, tuple[subprocess.Popen[str], str]] = {}
         for side, paths in sides.items():
-            root = CACHE / "data" / side
+            root = _data_root(side)
             shutil.rmtree(root, ignore_errors=True)
             load = _load()
             proc = subprocess.Popen(
@@ -477,7 +483,7 @@ def _finish_rss(
         file=sys.stderr,
         flush=True,
     )
-    shutil.rmtree(CACHE / "data" / side, ignore_errors=True)
+    shutil.rmtree(_data_root(side), ignore_errors=True)
 
 
 def cmd_reindex(ns: argparse.Namespace) -> dict[str, Any]:
