@@ -224,6 +224,30 @@ def test_name_stem_lets_a_word_form_meet_the_file_name(monkeypatch):
     assert stemmed["name_match"] == pytest.approx(1 + 3.0 / 3)  # 1 of "invoicing", "total", "tax"
 
 
+def test_a_question_lets_a_word_form_meet_the_file_name_by_question_name_stem(monkeypatch):
+    """Issue 17: a question names what a file does in its own word form ("how are invoices
+    invoicing ..." meets ``invoice.py``); a statement of the same words does not (the docstring
+    sets, whose queries are statements, lost by ``name_stem`` for every query)."""
+    monkeypatch.setattr(
+        ranking, "KNOBS", replace(ranking.KNOBS, file_name_boost=3.0, question_name_boost=6.0, name_stem=0.0)
+    )
+    assert ranking.KNOBS.question_name_stem == 5.0  # the default
+    question, statement = "how is invoicing taxed", "invoicing taxed in totals"
+    (asked, _), *_ = by_file(factors(question), "src/billing/invoice.py")
+    (stated, _), *_ = by_file(factors(statement), "src/billing/invoice.py")
+    assert asked["name_match"] == pytest.approx(1 + 6.0 / 2)  # "invoicing" ~ "invoice": 1 of 2 words
+    assert stated["name_match"] == 1.0
+    hit = call("search_hybrid", query=question, gap_threshold=0.0)["results"][0]
+    shape = call("explain_match", query=question, result_id=hit["chunk_id"])["data"]["query_shape"]
+    assert shape["question"] is True and shape["name_stem"] == 5
+    hit = call("search_hybrid", query=statement, gap_threshold=0.0)["results"][0]
+    shape = call("explain_match", query=statement, result_id=hit["chunk_id"])["data"]["query_shape"]
+    assert shape["question"] is False and shape["name_stem"] == 0
+    monkeypatch.setattr(ranking, "KNOBS", replace(ranking.KNOBS, question_name_stem=0.0))
+    (off, _), *_ = by_file(factors(question), "src/billing/invoice.py")
+    assert off["name_match"] == 1.0
+
+
 def test_two_plain_words_are_a_topic_not_two_names_unless_plain_name_words_says_so(monkeypatch):
     def boosts(query: str) -> tuple[list[str], dict[str, object]]:
         results = call("search_hybrid", query=query, gap_threshold=0.0, limit=20)["results"]

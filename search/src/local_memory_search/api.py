@@ -573,7 +573,7 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
             "prose": shape.prose,
             "question": shape.question,
             "file_name_boost": _knobs.name_boost(shape, _knobs.KNOBS),
-            "name_stem": int(_knobs.KNOBS.name_stem),
+            "name_stem": _knobs.name_stem_for(shape, _knobs.KNOBS),
             "confidence_exponent": exponent,
             # the words taken as names (identifier boost, definition leg, BM25 definition terms)
             "names": sorted(query_identifiers(req.query, _knobs.plain_words(_knobs.KNOBS))),

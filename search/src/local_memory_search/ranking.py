@@ -17,7 +17,8 @@ so ``explain_match`` shows it:
   are routes registered``, ``where is the session signed``, not ``how to ...``) asks which file
   does something, so its file-name weight is ``question_name_boost`` (6.0) instead; with
   ``name_stem`` (measured, 0: off) words that share their first ``name_stem`` letters meet too
-  (``distilled`` ~ ``distillation``).
+  (``distilled`` ~ ``distillation``); a question uses ``question_name_stem`` (5) instead (``how
+  are handlers registered`` meets ``registry.py``): it names what a file does in its own word form.
 - ``name_precision``: how much of the file's name the query accounts for: the file-name share
   is scaled by ``(matched name words / name words) ** name_precision``, so ``HttpCache.kt`` ranks
   above ``HttpCacheLegacy.kt`` for a query about the HTTP cache; shown as its own multiplier
@@ -82,6 +83,7 @@ class RankingKnobs:
     question_name_boost: float = 6.0
     name_stem: float = 0.0
     question_confidence_exponent: float = 1.25
+    question_name_stem: float = 5.0
     plain_name_words: float = 1.0
 
 
@@ -106,6 +108,7 @@ OFF = RankingKnobs(
     question_name_boost=0.0,
     name_stem=0.0,
     question_confidence_exponent=0.0,
+    question_name_stem=0.0,
     plain_name_words=2.0,
 )
 
@@ -180,6 +183,12 @@ def name_boost(shape: QueryShape, knobs: RankingKnobs) -> float:
     return (
         knobs.question_name_boost if shape.question and knobs.question_name_boost else knobs.file_name_boost
     )
+
+
+def name_stem_for(shape: QueryShape, knobs: RankingKnobs) -> int:
+    """The shared start that lets a query word meet a name word for ``shape``'s query:
+    ``question_name_stem`` for a question (0 = unset), else ``name_stem`` (0 = off)."""
+    return int(knobs.question_name_stem if shape.question and knobs.question_name_stem else knobs.name_stem)
 
 
 def leg_confidence_exponent(shape: QueryShape | None, knobs: RankingKnobs) -> float:
@@ -341,7 +350,7 @@ def name_factors(path: str, shape: QueryShape, knobs: RankingKnobs) -> tuple[flo
     if knobs.module_file_folder and info.module_words:
         stem_words, stem_parts = info.module_words, info.module_parts
     n = len(shape.words)
-    prefix, stem = int(knobs.name_prefix), int(knobs.name_stem)
+    prefix, stem = int(knobs.name_prefix), name_stem_for(shape, knobs)
     in_stem = _matched(shape.words, stem_words, prefix, stem) / n if boost else 0.0
     in_dirs = _matched(shape.words, info.dir_words, prefix, stem) / n if knobs.folder_name_boost else 0.0
     match = 1.0 + boost * in_stem + knobs.folder_name_boost * in_dirs
