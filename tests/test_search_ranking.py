@@ -116,7 +116,9 @@ def test_a_file_named_example_is_an_example() -> None:
 
 def test_name_prefix_lets_word_forms_meet_file_names() -> None:
     shape = QueryShape.of("how requests are resolved")
-    plain = replace(KNOBS, name_prefix=0.0, file_name_boost=1.0, question_name_boost=0.0, question_name_stem=0.0)
+    plain = replace(
+        KNOBS, name_prefix=0.0, file_name_boost=1.0, question_name_boost=0.0, question_name_stem=0.0
+    )
     fuzzy = replace(plain, name_prefix=4.0)
     assert name_factor("src/http/resolve.ts", shape, plain) == 1.0
     # "resolve" (7 letters) starts "resolved"; "requests" meets "request" through the plural rule
