@@ -174,19 +174,43 @@ def test_the_heap_is_trimmed_before_the_final_index_build_when_the_copy_was_just
     tmp_path, monkeypatch
 ):
     """Issue 14: writing the compact copy releases the original session itself (test above), so
-    the pipeline's own release found nothing to let go and skipped ``malloc_trim``: the indexer
-    waited through the final build ~45 MB larger (52,636 chunks: 390 MB at its entry; a 439-chunk
-    project 303 MB, 260 with the trim; bench/results/indexer_phases-rss-real-52k-s17-512.json)."""
+    the pipeline's own release found nothing to let go and skipped ``malloc_trim``, and nothing
+    trimmed after the copy's session closed: the indexer waited through the final build ~45 MB
+    larger (52,636 chunks: 390 MB at its entry; a 439-chunk project 303 MB, 260 with the trim;
+    bench/results/indexer_phases-rss-real-52k-s17-512.json)."""
     from local_memory_indexer import pipeline, query_model
+    from local_memory_indexer.store import ChunkStore
 
-    trims: list[bool] = []
+    events: list[str] = []
+
+    def trim() -> bool:
+        events.append("trim")
+        return True
+
+    class Copy(OnnxEmbedder):  # the compact copy's session, as _build opens it
+        def close(self) -> None:
+            super().close()
+            events.append("close copy")
+
+    refresh = ChunkStore.refresh_indices
+
+    def spy(store: ChunkStore, **kwargs: object) -> None:
+        events.append("refresh")
+        refresh(store, **kwargs)  # type: ignore[arg-type]
+
     monkeypatch.setattr(query_model, "_written", {})  # the copy is built here, not linked
-    monkeypatch.setattr(pipeline, "trim_heap", lambda: trims.append(True) or True)
+    monkeypatch.setattr(query_model, "OnnxEmbedder", Copy)
+    monkeypatch.setattr(query_model, "trim_heap", trim)
+    monkeypatch.setattr(pipeline, "trim_heap", trim)
+    monkeypatch.setattr(ChunkStore, "refresh_indices", spy)
     embedder = OnnxEmbedder(threads=1)
     summary = index(write_project(tmp_path / "proj"), tmp_path / "data", embedder=embedder)
     assert summary.chunks_embedded > 0
     assert compact_model_path(tmp_path / "data", builtin_model_files().model).is_file()
-    assert trims and not embedder.loaded
+    closed = len(events) - 1 - events[::-1].index("close copy")
+    final = len(events) - 1 - events[::-1].index("refresh")
+    assert closed < final and "trim" in events[closed:final]  # trimmed after the copy, before the build
+    assert not embedder.loaded
 
 
 def test_a_second_data_root_gets_its_copy_without_rebuilding(tmp_path):

@@ -672,13 +672,12 @@ class _Run:
         this process waits holding what it still has: the ONNX session (~150 MB resident with
         MiniLM) is not needed again, so it goes, and ``malloc_trim`` hands its pages back. The
         compact query model is written first when it is missing (``indexing`` would otherwise
-        load the session again after the run to write it); writing it releases the session itself
-        and frees the copy's, so the heap is trimmed whichever let the session go.
+        load the session again after the run to write it; writing it lets the session go and
+        trims the heap itself).
         """
-        wrote = False
         if isinstance(self.embedder, OnnxEmbedder) and self.embedder.loaded:
-            wrote = ensure_compact_model(self.settings.data_root, self.embedder) is not None
-        if self.embedder.release() or wrote:
+            ensure_compact_model(self.settings.data_root, self.embedder)
+        if self.embedder.release():
             trim_heap()
             log.info("embedding done: the model's session released before the final index build")
 

@@ -174,7 +174,8 @@ def _is_weight_matmul(node: Any, weight: str) -> bool:
 def ensure_compact_model(data_root: Path, embedder: OnnxEmbedder) -> Path | None:
     """The compact copy of ``embedder``'s model under ``data_root``, written if missing; None if none can be.
 
-    Writing it releases ``embedder``'s session (see :func:`_build`): call it once embedding is done.
+    Writing it releases ``embedder``'s session and trims the heap (see :func:`_build`): call it
+    once embedding is done.
     """
     source = embedder.source_model_file
     try:
@@ -194,6 +195,7 @@ def ensure_compact_model(data_root: Path, embedder: OnnxEmbedder) -> Path | None
             try:
                 if not _copy_written(target.name, tmp):
                     built = _build(source, tmp, embedder)
+                    trim_heap()  # the copy's session and bytes are gone too: the caller waits holding neither
                     if built is None:
                         none.touch()
                     if not built:
