@@ -18,8 +18,9 @@ from functools import cache
 from importlib import resources
 
 #: Bump when a code change makes the chunker or the graph extractor produce other rows for the
-#: same file (the tags queries are hashed: editing one needs no bump).
-PARSE_REVISION = 1
+#: same file (the tags queries are hashed: editing one needs no bump). 2: a ``.h`` header written
+#: in C++ is parsed as C++ (``languages.language_for_source``).
+PARSE_REVISION = 2
 
 
 def fingerprint_of(revision: int, queries: Iterable[tuple[str, bytes]]) -> str:

@@ -50,6 +50,7 @@ from local_memory_shared.embedding.onnx import OnnxEmbedder
 from local_memory_shared.errors import ProvenanceMismatch
 from local_memory_shared.heap import trim_heap
 from local_memory_shared.lance_location import LanceLocation, lance_location
+from local_memory_shared.languages import language_for_source
 from local_memory_shared.paths import ProjectPaths
 from local_memory_shared.schema import SCHEMA_VERSION, ChunkRecord, definition_terms
 from local_memory_shared.state import read_index_meta, utc_now
@@ -697,6 +698,9 @@ class _Run:
             data = read_source(f, summary)
             if data is None:
                 continue
+            language = language_for_source(f.path, data)  # a C++ header is C by its suffix only
+            if language != f.language:
+                f = replace(f, language=language)
             batch.append(FileChange(f, data, sha256_hex(data)))
             approx_chunks += max(1, f.size // 1500)
             if len(batch) >= limit or approx_chunks >= BATCH_CHUNKS:

@@ -604,6 +604,36 @@ def language_for_path(path: str) -> str:
     return EXTENSION_LANGUAGE.get(suffix, "text")
 
 
+#: A ``.h`` file is C by its suffix; C++ projects write their headers with the same suffix
+#: (abseil, Chromium, LLVM). One of these lines in its first ``_SNIFF_BYTES`` makes it C++: a
+#: namespace, a template, an access specifier, a ``using`` declaration, a class, an extensionless
+#: standard header, or a ``std::`` name. C headers never have them (curl's 178 headers: none, its
+#: ``extern "C"`` guard is no marker); abseil's 380: 362 (the rest are macro-only headers, which
+#: the C grammar reads as well).
+_CPP_HEADER = re.compile(
+    rb"""^[ \t]*(?:
+          namespace(?:[ \t]+[\w:]+)?[ \t]*\{
+        | template[ \t]*<
+        | (?:public|private|protected)[ \t]*:
+        | using[ \t]+(?:namespace[ \t]+)?[\w:]+[ \t]*[;=]
+        | class[ \t]+\w+[^;\n]*$
+        | \#[ \t]*include[ \t]*<\w+>
+        )|\bstd::\w""",
+    re.MULTILINE | re.VERBOSE,
+)
+_SNIFF_BYTES = 65536
+
+
+def language_for_source(path: str, data: bytes) -> str:
+    """Language tag for a file whose content is at hand: :func:`language_for_path`, except that a
+    ``.h`` header written in C++ (``_CPP_HEADER``) is ``cpp``, so the C++ grammar chunks its
+    classes, templates and namespaces and its ``using`` aliases reach the symbol table."""
+    language = language_for_path(path)
+    if language == "c" and path.endswith((".h", ".H")) and _CPP_HEADER.search(data, 0, _SNIFF_BYTES):
+        return "cpp"
+    return language
+
+
 def suffixes_of(*languages: str) -> tuple[str, ...]:
     """File suffixes (with the dot) of ``languages``, in order: ``suffixes_of("kotlin")`` → ``(".kt", ".kts")``."""
     return tuple(f".{ext}" for name in languages for ext in LANGUAGES[name].extensions)
