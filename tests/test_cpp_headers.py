@@ -157,3 +157,61 @@ def test_the_using_alias_of_a_cpp_header_is_found_by_name(indexed: tuple[Path, P
     assert first["file_path"] == "include/kit/lru_cache.h"
     assert explained["ok"], explained
     assert explained["data"]["definition"]["rank"] == 1, explained["data"]
+
+
+# abseil's layout: a bare macro between two namespaces (it expands to an inline namespace).
+NAMESPACED = """
+    #include <cstddef>
+
+    namespace absl {
+    ABSL_NAMESPACE_BEGIN
+    namespace container_internal {
+
+    // Counts the slots a table of `capacity` needs.
+    inline size_t SlotCount(size_t capacity) { return capacity + 1; }
+
+    class Table {
+     public:
+      size_t size() const { return size_; }
+      void clear() { size_ = 0; }
+
+     private:
+      size_t size_ = 0;
+    };
+
+    }  // namespace container_internal
+    ABSL_NAMESPACE_END
+    }  // namespace absl
+"""
+
+
+def test_a_bare_macro_line_is_read_as_blank_by_the_parser_only() -> None:
+    from local_memory_shared.languages import masked_for_parse
+
+    source = b"namespace a {\nABSL_NAMESPACE_BEGIN\n  G_BEGIN_DECLS  \nFOO;\n#define X \\\n  Y\nint OK;\n}\n"
+    masked = masked_for_parse("cpp", source)
+    assert len(masked) == len(source) and masked.count(b"\n") == source.count(b"\n")
+    assert b"ABSL_NAMESPACE_BEGIN" not in masked and b"G_BEGIN_DECLS" not in masked
+    # a statement, a macro body line and short names are code, not bare macros
+    for kept in (b"FOO;", b"  Y", b"int OK;"):
+        assert kept in masked
+    assert masked_for_parse("python", b"CONSTANT\n") == b"CONSTANT\n"  # C and C++ only
+
+
+def test_a_bare_macro_between_namespaces_no_longer_turns_the_file_into_windows() -> None:
+    from local_memory_indexer.chunking import chunk_file
+
+    data = dedent(NAMESPACED)
+    chunks = list(chunk_file("absl/container/internal/table.h", data, "cpp"))
+    kinds = {(c.chunk_kind, c.symbol_name) for c in chunks}
+    # Read as C++ without the mask, the macro is the return type of a "function" spanning the
+    # rest of the file, and the file was cut into 60-line windows.
+    assert "window" not in {c.chunk_kind for c in chunks}, kinds
+    assert {("function", "SlotCount"), ("class", "Table")} <= kinds
+    assert ("method", "Table.size+Table.clear") in kinds  # two one-line siblings merge
+    # the chunks hold the file's own text: the macro line is still in a module chunk
+    lines = data.decode().splitlines()
+    for c in chunks:
+        if c.chunk_kind == "class":
+            assert c.text.splitlines()[0] == lines[c.start_line - 1]
+    assert any("ABSL_NAMESPACE_BEGIN" in c.text for c in chunks)

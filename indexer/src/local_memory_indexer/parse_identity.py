@@ -19,7 +19,8 @@ from importlib import resources
 
 #: Bump when a code change makes the chunker or the graph extractor produce other rows for the
 #: same file (the tags queries are hashed: editing one needs no bump). 2: a ``.h`` header written
-#: in C++ is parsed as C++ (``languages.language_for_source``).
+#: in C++ is parsed as C++ (``languages.language_for_source``), and C / C++ lines holding a bare
+#: macro are parsed as blanks (``Language.masked_lines``).
 PARSE_REVISION = 2
 
 

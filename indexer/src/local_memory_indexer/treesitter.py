@@ -7,7 +7,13 @@ import warnings
 from functools import cache
 from typing import Any
 
-from local_memory_shared.languages import CODE_LANGUAGES, EXTENSION_LANGUAGE, GRAMMAR, language_for_path
+from local_memory_shared.languages import (
+    CODE_LANGUAGES,
+    EXTENSION_LANGUAGE,
+    GRAMMAR,
+    language_for_path,
+    masked_for_parse,
+)
 
 # Language facts (extensions, grammar names, which languages are chunked from a tree) have one owner:
 # ``local_memory_shared.languages``. They are re-exported here for the indexer's existing callers.
@@ -81,7 +87,9 @@ def parse(language: str, source: bytes) -> Any:
     last = getattr(_last, "entry", None)
     if last is not None and last[0] == language and last[1] is source:
         return last[2]
-    tree = get_parser(language).parse(source)
+    # lines the grammar cannot read (C's bare macros) are parsed as blanks of the same length:
+    # every node's byte range still slices ``source`` itself
+    tree = get_parser(language).parse(masked_for_parse(language, source))
     _last.entry = (language, source, tree)
     return tree
 

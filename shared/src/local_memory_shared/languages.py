@@ -55,6 +55,13 @@ JS_FUNCTION_VALUES = frozenset(
 )
 JS_CLASS_VALUES = frozenset({"class"})
 
+#: A line that is one upper-case identifier of at least three characters and nothing else: a
+#: macro used as a statement of its own (``ABSL_NAMESPACE_BEGIN``, ``G_BEGIN_DECLS``,
+#: ``NS_ASSUME_NONNULL_BEGIN``). Code never ends a line so (a statement ends with ``;``, a
+#: ``#define`` body line with ``\``); a last enumerator written without its comma is the one
+#: exception, and reading it as blank leaves the enum whole.
+_BARE_MACRO_LINE = re.compile(rb"^[ \t]*[A-Z_][A-Z0-9_]{2,}[ \t]*$", re.MULTILINE)
+
 # a closing line such as ``}  // namespace net``: brackets first, then at most a comment
 _BRACES_ONLY = re.compile(r"\s*([{}()\[\];,]+\s*(//.*|/\*.*\*/)?)?\s*")
 _C_STRUCTURAL = re.compile(r"\s*([{}()\[\];,]+\s*(//.*|/\*.*\*/)?)?\s*|\s*#\s*(endif|else)\b.*")
@@ -140,6 +147,10 @@ class Language:
     #: a method call that constructs its receiver's class (Ruby ``Foo.new`` calls ``Foo``)
     constructor_call: str | None = None
     graph: GraphPolicy = GraphPolicy()
+    #: lines the parser reads as blanks (same length, so every byte offset and line number holds):
+    #: C / C++ lines holding nothing but a bare macro (``ABSL_NAMESPACE_BEGIN``), which tree-sitter,
+    #: knowing no macro, reads as the return type of a function spanning the rest of the file
+    masked_lines: re.Pattern[bytes] | None = None
 
 
 _PYTHON_BUILTINS = frozenset(
@@ -312,6 +323,7 @@ _LANGUAGES: tuple[Language, ...] = (
             structural_line=_C_STRUCTURAL,
         ),
         tags=True,
+        masked_lines=_BARE_MACRO_LINE,
     ),
     Language(
         "cpp",
@@ -329,6 +341,7 @@ _LANGUAGES: tuple[Language, ...] = (
             structural_line=_C_STRUCTURAL,
         ),
         tags=True,
+        masked_lines=_BARE_MACRO_LINE,
         graph=GraphPolicy(implicit_this=True),
     ),
     Language(
@@ -361,7 +374,7 @@ _LANGUAGES: tuple[Language, ...] = (
     ),
     Language(
         "ruby",
-        ("rb",),
+        ("rb", "rake", "gemspec"),
         "ruby",
         SyntaxSpec(
             definitions={
@@ -594,14 +607,53 @@ GRAPH_LANGUAGES = frozenset(lang.name for lang in _LANGUAGES if lang.tags)
 _NO_POLICY = GraphPolicy()
 
 
+def masked_for_parse(language: str, source: bytes) -> bytes:
+    """``source`` as the parser should read it: ``Language.masked_lines`` blanked (same length)."""
+    found = LANGUAGES.get(language)
+    pattern = found.masked_lines if found is not None else None
+    if pattern is None or pattern.search(source) is None:
+        return source
+    return pattern.sub(lambda m: b" " * len(m.group(0)), source)
+
+
+#: Files whose name, not their suffix, says their language.
+FILE_NAME_LANGUAGE: Mapping[str, str] = MappingProxyType(
+    dict.fromkeys(("Rakefile", "Gemfile", "Guardfile", "Vagrantfile", "Podfile", "Fastfile"), "ruby")
+)
+#: ``#!`` interpreters (the program's base name, after ``env`` and its options) → language tag.
+SHEBANG_LANGUAGE: Mapping[str, str] = MappingProxyType(
+    {
+        **dict.fromkeys(("sh", "bash", "dash", "ksh"), "bash"),
+        **dict.fromkeys(("python", "python2", "python3"), "python"),
+        "ruby": "ruby",
+        **dict.fromkeys(("node", "nodejs"), "javascript"),
+        "lua": "lua",
+    }
+)
+_SHEBANG = re.compile(rb"#![ \t]*(\S+)([^\n]*)")
+
+
 def language_for_path(path: str) -> str:
     """Language tag for a repo-relative path; 'text' when we have no grammar."""
     # ``PurePosixPath(path).suffix`` without building a path (a walk asks this of every file): the
     # text after the name's last dot, none for a leading-dot name (``.bashrc``) or a trailing dot.
     name = path.rsplit("/", 1)[-1]
     dot = name.rfind(".")
-    suffix = name[dot + 1 :].lower() if 0 < dot < len(name) - 1 else ""
-    return EXTENSION_LANGUAGE.get(suffix, "text")
+    if 0 < dot < len(name) - 1:
+        return EXTENSION_LANGUAGE.get(name[dot + 1 :].lower(), "text")
+    return FILE_NAME_LANGUAGE.get(name, "text")
+
+
+def shebang_language(data: bytes) -> str | None:
+    """The language a ``#!`` first line names (``#!/bin/sh``, ``#!/usr/bin/env -S python3 -u``)."""
+    found = _SHEBANG.match(data)
+    if found is None:
+        return None
+    program = found.group(1).rsplit(b"/", 1)[-1]
+    if program == b"env":  # the program is env's first argument that is no option or assignment
+        program = next((w for w in found.group(2).split() if not w.startswith(b"-") and b"=" not in w), b"")
+    name = program.decode("ascii", "replace")
+    return SHEBANG_LANGUAGE.get(name) or SHEBANG_LANGUAGE.get(name.rstrip("0123456789."))  # python3.11
 
 
 #: A ``.h`` file is C by its suffix; C++ projects write their headers with the same suffix
@@ -627,10 +679,14 @@ _SNIFF_BYTES = 65536
 def language_for_source(path: str, data: bytes) -> str:
     """Language tag for a file whose content is at hand: :func:`language_for_path`, except that a
     ``.h`` header written in C++ (``_CPP_HEADER``) is ``cpp``, so the C++ grammar chunks its
-    classes, templates and namespaces and its ``using`` aliases reach the symbol table."""
+    classes, templates and namespaces and its ``using`` aliases reach the symbol table, and a
+    script without a suffix is in the language its ``#!`` line names (``SHEBANG_LANGUAGE``:
+    ``bin/deploy`` starting ``#!/usr/bin/env bash`` is Bash)."""
     language = language_for_path(path)
     if language == "c" and path.endswith((".h", ".H")) and _CPP_HEADER.search(data, 0, _SNIFF_BYTES):
         return "cpp"
+    if language == "text" and data.startswith(b"#!") and "." not in path.rsplit("/", 1)[-1]:
+        return shebang_language(data) or language
     return language
 
 
