@@ -1171,3 +1171,22 @@ def test_benchmark_languages_are_chunked_by_definition_from_their_file_names() -
         drafts = chunk_file(path, EXPECTED[language][0].encode(), language_for_path(path))
         assert symbol in {d.symbol_name for d in drafts}
         assert "window" not in {d.chunk_kind for d in drafts}
+
+
+def test_lua_statements_parse_without_errors_and_without_hanging() -> None:
+    """tree-sitter-languages 1.10.2's Lua grammar read ``local M = {}`` and ``x = 1`` as ERRORs (most
+    of a Lua file became windows) and looped for good on a file holding ``f(a)``: tree-sitter-lua
+    0.2.0 parses all of them (a loop would now end at the parse limit, as windows: this test fails
+    either way)."""
+    from local_memory_indexer import treesitter
+
+    for source in (b"local M = {}\nM.x = 1\nreturn M\n", b"f(a)\n", b"x = 1.5\n", b"x = 1 "):
+        treesitter.forget_last_tree()
+        assert not treesitter.parse("lua", source).root_node.has_error, source
+    source = b"local M = {}\n\nfunction M.setup(opts)\n  M.opts = opts\nend\n\nM.setup({ a = 1 })\n"
+    chunks = chunk_file("lua/plugin/init.lua", source, "lua")
+    assert [(c.chunk_kind, c.symbol_name, c.start_line, c.end_line) for c in chunks] == [
+        ("module", "", 1, 1),
+        ("method", "M.setup", 3, 5),
+        ("module", "", 7, 7),
+    ]

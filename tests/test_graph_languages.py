@@ -842,7 +842,7 @@ CASES: dict[str, dict[str, object]] = {
                 return M
             """,
             "lua/shop/init.lua": """
-                -- (a first statement `local x = f(...)` is an ERROR in this Lua grammar)
+                -- (a first statement `local x = f(...)` was an ERROR in tree-sitter-languages' Lua grammar)
                 local store = require("shop.store")
 
                 local function main()

@@ -33,7 +33,10 @@ __all__ = [
 #: Grammars tree-sitter-languages lacks, from their own PyPI packages (module name). Such a
 #: package hands out its grammar as a PyCapsule; tree-sitter 0.21 takes the raw pointer, and
 #: accepts grammars of ABI 13-14 only: hence tree-sitter-swift 0.0.1 (ABI 14), not 0.7.x (ABI 15).
-SEPARATE_GRAMMARS = {"zig": "tree_sitter_zig", "swift": "tree_sitter_swift"}
+#: Lua: tree-sitter-languages 1.10.2's grammar mis-lexes ``=`` (``local x = 1`` is an ERROR, most
+#: of a Lua file became line windows) and loops for good on ``f(a)``; tree-sitter-lua 0.2.0 is the
+#: tree-sitter-grammars one, the last release of ABI 14.
+SEPARATE_GRAMMARS = {"zig": "tree_sitter_zig", "swift": "tree_sitter_swift", "lua": "tree_sitter_lua"}
 
 
 @cache
@@ -65,12 +68,23 @@ def _capsule_language(module: str, name: str) -> Any:
         return Language(pointer(capsule, b"tree_sitter.Language"), name)
 
 
-def get_parser(language: str) -> Any:
-    """A fresh parser for our language tag (parsers are not thread-safe: one per use)."""
+#: A parse may take ``PARSE_TIMEOUT_BASE_US`` plus ``PARSE_TIMEOUT_PER_BYTE_US`` per byte of
+#: source (5 s, and 10 s more per MB; tree-sitter reads several MB a second), then it fails with
+#: ``ValueError`` and the file is chunked as line windows. A grammar can loop for good on some
+#: input (tree-sitter-languages 1.10.2's Lua grammar did on ``f(a)``): without a limit one such
+#: file stalled the whole index run.
+PARSE_TIMEOUT_BASE_US = 5_000_000
+PARSE_TIMEOUT_PER_BYTE_US = 10
+
+
+def get_parser(language: str, source_bytes: int = 0) -> Any:
+    """A fresh parser for our language tag (parsers are not thread-safe: one per use), with the
+    parse time limit for a source of ``source_bytes``."""
     from tree_sitter import Parser
 
     parser = Parser()
     parser.set_language(get_language(language))
+    parser.set_timeout_micros(PARSE_TIMEOUT_BASE_US + PARSE_TIMEOUT_PER_BYTE_US * source_bytes)
     return parser
 
 
@@ -78,7 +92,8 @@ _last = threading.local()
 
 
 def parse(language: str, source: bytes) -> Any:
-    """Parse ``source``; returns a tree (errors become ERROR nodes, never exceptions).
+    """Parse ``source``; returns a tree (syntax errors become ERROR nodes; a parse longer than its
+    limit raises ``ValueError``, see ``PARSE_TIMEOUT_BASE_US``).
 
     The chunker and the graph extractor both parse each file; the indexer calls them one after
     the other on the same ``bytes`` object, so the last tree of this thread is reused when the
@@ -89,7 +104,7 @@ def parse(language: str, source: bytes) -> Any:
         return last[2]
     # lines the grammar cannot read (C's bare macros) are parsed as blanks of the same length:
     # every node's byte range still slices ``source`` itself
-    tree = get_parser(language).parse(masked_for_parse(language, source))
+    tree = get_parser(language, len(source)).parse(masked_for_parse(language, source))  # ValueError: too slow
     _last.entry = (language, source, tree)
     return tree
 

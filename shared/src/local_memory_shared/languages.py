@@ -7,7 +7,8 @@ how the searcher resolves its call sites (:class:`GraphPolicy`). The indexer's c
 extractor and the searcher's call resolver all read this module; none keeps a table of its own.
 
 Pure data and pure functions only: no tree-sitter import, so a search-only install can read it.
-Zig and Swift, which the bundle lacks, come from their own packages (``treesitter.SEPARATE_GRAMMARS``);
+Zig and Swift, which the bundle lacks, and Lua, whose bundled grammar misreads ``x = 1`` and can loop
+for good on ``f(a)``, come from their own packages (``treesitter.SEPARATE_GRAMMARS``);
 languages no loadable grammar parses (Dart, Clojure) are not listed: their files are line windows.
 """
 
@@ -513,10 +514,9 @@ _LANGUAGES: tuple[Language, ...] = (
         ("lua",),
         "lua",
         SyntaxSpec(
-            definitions={
-                "function_definition_statement": "function",
-                "local_function_definition_statement": "function",
-            },
+            # tree-sitter-lua 0.2.0 (``treesitter.SEPARATE_GRAMMARS``): ``function M.f()``,
+            # ``function M:f()``, ``local function f()`` are all ``function_declaration``
+            definitions={"function_declaration": "function"},
             statement_bodies=frozenset({"block"}),
             qualifier_split=re.compile(r"[.:]"),
             comment_prefix="--",
