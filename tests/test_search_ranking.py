@@ -109,6 +109,33 @@ def test_prose_and_config_files_rank_below_code_unless_the_query_asks_for_them(p
     assert path_factor(path, QueryShape.of("parse the arguments"), knobs) == 1.0
 
 
+@pytest.mark.parametrize(
+    ("query", "tests", "examples", "docs"),
+    [
+        ("how are specs run", True, False, False),
+        ("testing the client", True, False, False),
+        ("fixtures for the database", True, False, False),
+        ("run the examples", False, True, False),
+        ("a demo of the router", False, True, False),
+        ("documentation of the options", False, False, True),
+        ("where is the config read", False, False, True),
+        # words that only start like one: the path priors stay on
+        ("how nvm installs a specific Node.js version", False, False, False),
+        ("demonstrate the retry policy", False, False, False),
+        ("sampling rate of the profiler", False, False, False),
+        ("how pandoc reads a DocBook XML document", False, False, False),
+        ("build the docker image", False, False, False),
+    ],
+)
+def test_what_a_query_asks_about_is_read_from_whole_words(query, tests, examples, docs) -> None:
+    shape = QueryShape.of(query)
+    assert (shape.asks_tests, shape.asks_examples, shape.asks_docs) == (tests, examples, docs)
+    # and so whether tests, examples and docs keep their path prior
+    assert (path_factor("tests/test_x.py", shape, KNOBS) == 1.0) == tests
+    assert (path_factor("examples/x.py", shape, KNOBS) == 1.0) == examples
+    assert (doc_factor("docs/x.md", shape, KNOBS) == 1.0) == docs
+
+
 def test_a_file_named_example_is_an_example() -> None:
     shape = QueryShape.of("load plugins")
     assert path_factor("lua/lazy/example.lua", shape, KNOBS) == pytest.approx(KNOBS.path_prior)

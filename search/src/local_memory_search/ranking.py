@@ -144,6 +144,17 @@ _QUESTION = re.compile(r"\s*(how|what|where|which|why)\b", re.IGNORECASE)
 _TASK = re.compile(r"\s*how\s+(to|do\s+i|can\s+i)\b", re.IGNORECASE)
 
 
+#: Query words (plurals folded) that ask about tests, examples or docs themselves, so the path
+#: prior that ranks such files lower is off. Whole words where a start would catch other words:
+#: ``spec`` not ``specific``, ``demo`` not ``demonstrate``, ``sample`` not ``sampling``, ``doc``
+#: not ``document`` or ``docker``.
+_TEST_WORDS = frozenset({"spec", "fixture"})
+_EXAMPLE_WORDS = frozenset({"example", "demo", "sample"})
+_DOC_WORDS = frozenset({"doc", "documentation"})
+_LETTERS = re.compile(r"[a-z]+")
+_DOC_STARTS = ("readme", "changelog", "config", "setting", "manifest", "yaml", "json", "toml")
+
+
 @dataclass(frozen=True)
 class QueryShape:
     """What the path factors read from the query: its normalised content words, what it asks about,
@@ -164,14 +175,11 @@ class QueryShape:
     def of(cls, query: str) -> QueryShape:
         """Analyse ``query`` once per ranking."""
         words = frozenset(_norm(w) for w in query_words(query) if w not in QUERY_STOPWORDS and len(w) > 1)
-        asks_tests = any(w.startswith(("test", "spec", "fixture")) for w in words)
-        asks_examples = any(w.startswith(("example", "demo", "sample")) for w in words)
-        asks_docs = any(
-            w.startswith(
-                ("readme", "doc", "changelog", "config", "setting", "manifest", "yaml", "json", "toml")
-            )
-            for w in words
-        )
+        # whole words as written (``DocBook`` is no ``doc``; ``test_client`` still says ``test``)
+        asked = frozenset(_norm(w) for w in _LETTERS.findall(query.lower()))
+        asks_tests = any(w.startswith("test") or w in _TEST_WORDS for w in asked)
+        asks_examples = not asked.isdisjoint(_EXAMPLE_WORDS)
+        asks_docs = any(w.startswith(_DOC_STARTS) or w in _DOC_WORDS for w in asked)
         prose = len(words) >= PROSE_MIN_WORDS and not spells_a_name(query)
         question = len(words) >= 2 and bool(_QUESTION.match(query)) and not _TASK.match(query)
         return cls(words, asks_tests, asks_examples, asks_docs, prose, question)
