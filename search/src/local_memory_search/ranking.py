@@ -19,6 +19,8 @@ so ``explain_match`` shows it:
   ``name_stem`` (measured, 0: off) words that share their first ``name_stem`` letters meet too
   (``distilled`` ~ ``distillation``); a question uses ``question_name_stem`` (5) instead (``how
   are handlers registered`` meets ``registry.py``): it names what a file does in its own word form.
+  A test file's name match is scaled by ``test_name_share`` (measured, 1.0: no scaling) unless
+  the query asks about tests: a test is named after the code it tests.
 - ``name_precision``: how much of the file's name the query accounts for: the file-name share
   is scaled by ``(matched name words / name words) ** name_precision``, so ``HttpCache.kt`` ranks
   above ``HttpCacheLegacy.kt`` for a query about the HTTP cache; shown as its own multiplier
@@ -85,6 +87,7 @@ class RankingKnobs:
     question_confidence_exponent: float = 1.25
     question_name_stem: float = 5.0
     plain_name_words: float = 1.0
+    test_name_share: float = 1.0
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
@@ -110,6 +113,7 @@ OFF = RankingKnobs(
     question_confidence_exponent=0.0,
     question_name_stem=0.0,
     plain_name_words=2.0,
+    test_name_share=1.0,
 )
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
@@ -354,6 +358,8 @@ def name_factors(path: str, shape: QueryShape, knobs: RankingKnobs) -> tuple[flo
     if not shape.words or (boost == 0 and knobs.folder_name_boost == 0):
         return 1.0, 1.0
     info = path_info(path)
+    if info.is_test and not shape.asks_tests:
+        boost *= knobs.test_name_share
     stem_words, stem_parts = info.stem_words, info.stem_parts
     if knobs.module_file_folder and info.module_words:
         stem_words, stem_parts = info.module_words, info.module_parts
