@@ -1190,3 +1190,32 @@ def test_lua_statements_parse_without_errors_and_without_hanging() -> None:
         ("method", "M.setup", 3, 5),
         ("module", "", 7, 7),
     ]
+
+
+def test_a_lua_function_assigned_to_a_name_is_a_definition() -> None:
+    """``M.f = function() end`` (telescope's actions, most plugin code) and ``local f = function()
+    end`` are definitions, as ``function M.f()`` is; several names, or a value that is no
+    function, define nothing."""
+    source = (
+        b"local M = {}\n"
+        b"\n"
+        b"M.select = function(prompt)\n"
+        b"  return prompt.value\n"
+        b"end\n"
+        b"\n"
+        b"local close = function(win)\n"
+        b"  vim.api.nvim_win_close(win, true)\n"
+        b"end\n"
+        b"\n"
+        b"a, b = function() end, 2\n"
+        b"M.limit = 10\n"
+        b"\n"
+        b"return M\n"
+    )
+    chunks = chunk_file("lua/picker/actions.lua", source, "lua")
+    assert [(c.chunk_kind, c.symbol_name, c.start_line, c.end_line) for c in chunks] == [
+        ("module", "", 1, 1),
+        ("method", "M.select", 3, 5),
+        ("function", "close", 7, 9),
+        ("module", "", 11, 14),
+    ]

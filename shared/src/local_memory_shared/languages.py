@@ -517,6 +517,8 @@ _LANGUAGES: tuple[Language, ...] = (
             # tree-sitter-lua 0.2.0 (``treesitter.SEPARATE_GRAMMARS``): ``function M.f()``,
             # ``function M:f()``, ``local function f()`` are all ``function_declaration``
             definitions={"function_declaration": "function"},
+            # ``M.f = function() end`` and ``local f = function() end`` define ``M.f`` and ``f``
+            wrappers={"assignment_statement": "lua_assignment", "variable_declaration": "lua_assignment"},
             statement_bodies=frozenset({"block"}),
             qualifier_split=re.compile(r"[.:]"),
             comment_prefix="--",
