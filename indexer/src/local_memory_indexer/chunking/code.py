@@ -244,7 +244,11 @@ class _Syntax(_Source):
             if node.type == "variable_declaration":  # ``local``: the assignment is its child
                 node = next((c for c in node.named_children if c.type == "assignment_statement"), None)
             targets = node.named_children if node is not None and node.type == "assignment_statement" else []
-            if len(targets) != 2 or len(targets[0].named_children) != 1 or len(targets[1].named_children) != 1:
+            if (
+                len(targets) != 2
+                or len(targets[0].named_children) != 1
+                or len(targets[1].named_children) != 1
+            ):
                 return None  # one name, one value (``a, b = f, g`` defines nothing)
             value, name = targets[1].named_children[0], targets[0].named_children[0]
             if value.type != "function_definition" or name.type not in ("identifier", "dot_index_expression"):
