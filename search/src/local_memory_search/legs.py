@@ -369,7 +369,8 @@ def definition_leg(reader: IndexReader, req: RankRequest, names: set[str]) -> Le
     """Defining chunks of the names ``req.query`` spells, from the graph's ``symbols`` table.
 
     Finds a definition even when neither retrieval leg returned it. Exact short or qualified
-    names only; type definitions first, then by path depth (shallower first).
+    names only; type definitions first, aliases (C++ ``using``, Rust ``pub use`` re-exports)
+    after the rest, then by path depth (shallower first).
     """
     started = time.perf_counter()
     if not names:
@@ -381,7 +382,8 @@ def definition_leg(reader: IndexReader, req: RankRequest, names: set[str]) -> Le
         "SELECT c.chunk_id, c.file_path, c.symbol_name, c.function_name, c.class_name, c.updated_at "  # noqa: S608
         f"FROM symbols s JOIN chunks c ON c.chunk_id = s.chunk_id "
         f"WHERE (s.name IN ({marks}) OR s.qualified_name IN ({marks})) AND {where} "
-        f"ORDER BY (s.kind IN ({kinds})) DESC, length(c.file_path) - length(replace(c.file_path, '/', '')), "
+        f"ORDER BY (s.kind IN ({kinds})) DESC, s.kind = 'alias', "
+        "length(c.file_path) - length(replace(c.file_path, '/', '')), "
         "c.file_path, s.start_line LIMIT ?"
     )
     ordered = sorted(names)

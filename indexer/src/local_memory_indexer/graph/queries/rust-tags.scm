@@ -13,6 +13,21 @@
 (mod_item name: (identifier) @name.definition.module body: (declaration_list)) @definition.module
 (function_item name: (identifier) @name.definition.function) @definition.function
 (macro_definition name: (identifier) @name.definition.macro) @definition.macro
+; a `pub use` re-export brings a name into this module's public API (`pub use axum_core::extract::
+; {FromRequest, ...}` in `extract/mod.rs`): an alias, as C++ `using` is; `pub(crate)` is no API.
+; The name is the definition node: one `use` declaration defines each name of its list.
+(use_declaration (visibility_modifier) @_vis (#eq? @_vis "pub")
+  argument: (scoped_identifier name: (identifier) @name.definition.alias @definition.alias))
+(use_declaration (visibility_modifier) @_vis (#eq? @_vis "pub")
+  argument: (scoped_use_list list: (use_list (identifier) @name.definition.alias @definition.alias)))
+(use_declaration (visibility_modifier) @_vis (#eq? @_vis "pub")
+  argument: (scoped_use_list
+    list: (use_list (scoped_identifier name: (identifier) @name.definition.alias @definition.alias))))
+(use_declaration (visibility_modifier) @_vis (#eq? @_vis "pub")
+  argument: (scoped_use_list
+    list: (use_list (use_as_clause alias: (identifier) @name.definition.alias @definition.alias))))
+(use_declaration (visibility_modifier) @_vis (#eq? @_vis "pub")
+  argument: (use_as_clause alias: (identifier) @name.definition.alias @definition.alias))
 
 ; --- calls (macros are not calls) ---
 (call_expression function: (identifier) @name.reference.call) @reference.call
