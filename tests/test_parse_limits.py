@@ -26,10 +26,15 @@ def tiny_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     treesitter.forget_last_tree()
 
 
-def test_the_limit_grows_with_the_source() -> None:
-    assert treesitter.PARSE_TIMEOUT_BASE_US >= 1_000_000
-    # a 1 MB file gets 10 s more than an empty one
+def test_the_limit_grows_with_the_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the defaults: 5 s, and 10 s more for a 1 MB file
+    assert treesitter.PARSE_TIMEOUT_BASE_US == 5_000_000
     assert treesitter.PARSE_TIMEOUT_PER_BYTE_US * 1_000_000 == 10_000_000
+    # no time of its own: a parse of BIG gets only what its size earns it, and that is enough
+    monkeypatch.setattr(treesitter, "PARSE_TIMEOUT_BASE_US", 1)
+    monkeypatch.setattr(treesitter, "PARSE_TIMEOUT_PER_BYTE_US", 1_000)
+    treesitter.forget_last_tree()
+    assert not treesitter.parse("python", BIG.encode()).root_node.has_error
 
 
 def test_a_parse_past_its_limit_raises_and_the_file_becomes_windows(tiny_limit, caplog) -> None:

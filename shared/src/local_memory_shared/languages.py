@@ -635,14 +635,20 @@ SHEBANG_LANGUAGE: Mapping[str, str] = MappingProxyType(
 _SHEBANG = re.compile(rb"#![ \t]*(\S+)([^\n]*)")
 
 
-def language_for_path(path: str) -> str:
-    """Language tag for a repo-relative path; 'text' when we have no grammar."""
-    # ``PurePosixPath(path).suffix`` without building a path (a walk asks this of every file): the
-    # text after the name's last dot, none for a leading-dot name (``.bashrc``) or a trailing dot.
+def _name_and_suffix(path: str) -> tuple[str, str]:
+    """The file name and its lower-cased suffix without the dot: ``PurePosixPath(path).suffix``
+    without building a path (a walk asks this of every file): the text after the name's last dot,
+    none for a leading-dot name (``.bashrc``) or a trailing dot."""
     name = path.rsplit("/", 1)[-1]
     dot = name.rfind(".")
-    if 0 < dot < len(name) - 1:
-        return EXTENSION_LANGUAGE.get(name[dot + 1 :].lower(), "text")
+    return name, name[dot + 1 :].lower() if 0 < dot < len(name) - 1 else ""
+
+
+def language_for_path(path: str) -> str:
+    """Language tag for a repo-relative path; 'text' when we have no grammar."""
+    name, suffix = _name_and_suffix(path)
+    if suffix:
+        return EXTENSION_LANGUAGE.get(suffix, "text")
     return FILE_NAME_LANGUAGE.get(name, "text")
 
 
@@ -685,9 +691,9 @@ def language_for_source(path: str, data: bytes) -> str:
     script without a suffix is in the language its ``#!`` line names (``SHEBANG_LANGUAGE``:
     ``bin/deploy`` starting ``#!/usr/bin/env bash`` is Bash)."""
     language = language_for_path(path)
-    if language == "c" and path.endswith((".h", ".H")) and _CPP_HEADER.search(data, 0, _SNIFF_BYTES):
+    if language == "c" and _name_and_suffix(path)[1] == "h" and _CPP_HEADER.search(data, 0, _SNIFF_BYTES):
         return "cpp"
-    if language == "text" and data.startswith(b"#!") and "." not in path.rsplit("/", 1)[-1]:
+    if language == "text" and data.startswith(b"#!") and not _name_and_suffix(path)[1]:
         return shebang_language(data) or language
     return language
 
