@@ -270,6 +270,84 @@ def test_trailing_comment_of_previous_line_does_not_attach() -> None:
     ]
 
 
+# -- module runs and overloads ------------------------------------------------------------------
+
+
+def test_long_module_runs_are_cut_into_balanced_runs_of_at_most_60_lines() -> None:
+    constants = "".join(f"LIMIT_{i} = {i}\n" for i in range(130))
+    source = constants + "\n\ndef tail():\n    return LIMIT_1\n"
+    drafts = chunk_file("limits.py", source.encode(), "python")
+    module = [d for d in drafts if d.chunk_kind == "module"]
+    assert [(d.start_line, d.end_line) for d in module] == [(1, 44), (45, 88), (89, 130)]
+    assert "\n".join(d.text for d in module) == constants.rstrip("\n")  # every line once, in order
+    assert [d.symbol_name for d in drafts if d.chunk_kind == "function"] == ["tail"]
+
+
+def test_a_short_module_run_stays_one_chunk() -> None:
+    source = "".join(f"LIMIT_{i} = {i}\n" for i in range(60))
+    drafts = chunk_file("limits.py", source.encode(), "python")
+    assert [(d.chunk_kind, d.start_line, d.end_line) for d in drafts] == [("module", 1, 60)]
+
+
+OVERLOADS = """\
+import { Observable } from './Observable';
+
+/**
+ * Waits, then emits 0.
+ */
+export function timer(due: number): Observable<0>;
+
+/**
+ * Waits, then counts up every period.
+ */
+export function timer(due: number, period: number): Observable<number>;
+
+export function timer(due: number, period = -1): Observable<number> {
+  return schedule(due, period);
+}
+
+export function declared(x: number): void;
+
+interface Clock {
+  now(): number;
+  now(zone: string): number;
+}
+
+class Scheduler {
+  /** Runs work now. */
+  run(work: () => void): void;
+  run(work: () => void, delay: number): void;
+  run(work: () => void, delay = 0): void {
+    setTimeout(work, delay);
+  }
+}
+"""
+
+
+def test_typescript_overload_signatures_join_the_function_they_declare() -> None:
+    drafts = chunk_file("timer.ts", OVERLOADS.encode(), "typescript")
+    by_symbol = _by_symbol(drafts)
+    timer = by_symbol["timer"]
+    # one chunk from the first overload's doc comment to the end of the body
+    assert (timer.chunk_kind, timer.start_line, timer.end_line) == ("function", 3, 15)
+    assert "Waits, then counts up every period." in timer.text
+    assert timer.summary.startswith("export function timer(due: number, period = -1)")
+    assert "Waits, then emits 0." in timer.summary
+    method = by_symbol["Scheduler.run"]
+    assert (method.chunk_kind, method.start_line, method.end_line) == ("method", 25, 30)
+    assert [d.symbol_name for d in drafts].count("timer") == 1
+
+
+def test_a_lone_or_interface_signature_is_not_a_definition() -> None:
+    drafts = chunk_file("timer.ts", OVERLOADS.encode(), "typescript")
+    symbols = {d.symbol_name for d in drafts}
+    assert "declared" not in symbols and "Clock.now" not in symbols
+    lone = next(d for d in drafts if "export function declared" in d.text)
+    assert lone.chunk_kind == "module"
+    clock = _by_symbol(drafts)["Clock"]
+    assert (clock.chunk_kind, clock.start_line, clock.end_line) == ("interface", 19, 22)
+
+
 # -- broken and odd input ----------------------------------------------------------------------------
 
 

@@ -20,8 +20,10 @@ from importlib import resources
 #: Bump when a code change makes the chunker or the graph extractor produce other rows for the
 #: same file (the tags queries are hashed: editing one needs no bump). 2: a ``.h`` header written
 #: in C++ is parsed as C++ (``languages.language_for_source``), and C / C++ lines holding a bare
-#: macro are parsed as blanks (``Language.masked_lines``).
-PARSE_REVISION = 2
+#: macro are parsed as blanks (``Language.masked_lines``). 3: module code is cut into runs of at
+#: most 60 lines (``chunking.code.MODULE_RUN_LINES``), and TypeScript overload signatures join the
+#: chunk of the function they declare.
+PARSE_REVISION = 3
 
 
 def fingerprint_of(revision: int, queries: Iterable[tuple[str, bytes]]) -> str:

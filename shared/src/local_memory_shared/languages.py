@@ -108,6 +108,10 @@ class SyntaxSpec:
     qualifier_split: re.Pattern[str] = _QUALIFIER_DEFAULT
     #: adjacent definitions of the same name are clauses of one (Haskell equations, Elixir clauses)
     joins_clauses: bool = False
+    #: bodiless declarations (TypeScript overload signatures, each often under its own doc comment)
+    #: that belong to the definition of the same name right after them: they join its chunk, and
+    #: alone (an interface member, a ``declare``) they are not definitions of their own
+    overloads: frozenset[str] = frozenset()
     #: line-comment prefix used in the elision markers of class skeletons
     comment_prefix: str = "//"
     #: module-level gaps made only of such lines (closing braces, ``#endif``) are not worth a chunk
@@ -198,6 +202,8 @@ _TS_DEFINITIONS = {
     "abstract_class_declaration": "class",
     "interface_declaration": "interface",
     "enum_declaration": "enum",
+    "function_signature": "function",
+    "method_signature": "function",
 }
 # TS ``namespace X {}`` parses as expression_statement > internal_module > statement_block
 _TS_TRANSPARENT = frozenset(
@@ -211,6 +217,7 @@ _TS_SYNTAX = SyntaxSpec(
     wrappers=_JS_WRAPPERS,
     transparent=_TS_TRANSPARENT,
     attachable=frozenset({"decorator"}),
+    overloads=frozenset({"function_signature", "method_signature"}),
 )
 _JS_GRAPH = GraphPolicy(scoped=True, builtin_methods=_JS_BUILTINS)
 

@@ -48,7 +48,7 @@ from .languages import (
     modules_hold_methods,
     syntax_of,
 )
-from .window import clip, first_line_summary, is_blank, trim_blank
+from .window import clip, first_line_summary, is_blank, trim_blank, window_bounds
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,10 @@ Node = Any  # tree_sitter.Node (0.21 ships no type stubs)
 MAX_MERGED_SIBLINGS = 8
 #: transparent nodes and containers deeper than this are not searched for definitions
 MAX_NESTING = 64
+#: code outside every definition (imports, constants, config tables, doc blocks) is cut into
+#: balanced runs of at most this many lines: the embedding model reads about the first 256 tokens
+#: of a chunk, so a 120-line run of module code is mostly unread
+MODULE_RUN_LINES = 60
 #: signature lines kept in a summary
 MAX_SIGNATURE_ROWS = 12
 #: room left in the summary for the doc line
@@ -95,6 +99,7 @@ class _Def:
     signature: str
     doc: str
     members: tuple[_Def, ...] = ()
+    overload: bool = False  # a bodiless overload signature (``SyntaxSpec.overloads``)
 
     @property
     def summary(self) -> str:
@@ -393,6 +398,8 @@ class _Finder(_Syntax):
                 found.append(definition)
             elif child.type in self.spec.transparent or child.type == "ERROR":
                 found.extend(self._collect(child, scope, owner, depth + 1))
+        if self.spec.overloads:
+            found = _join_overloads(found)
         return _join_clauses(found) if self.spec.joins_clauses else found
 
     def _attach_leading(self, defs: list[_Def], floor: int) -> list[_Def]:
@@ -464,6 +471,7 @@ class _Finder(_Syntax):
             signature=self._signature(sig_start, header_end),
             doc=self._docstring(body),
             members=members,
+            overload=inner.type in self.spec.overloads,
         )
 
 
@@ -605,9 +613,15 @@ class _CodeChunker(_Finder):
         rows = trim_blank(run)
         if not rows or all(self.spec.structural_line.fullmatch(text) for _, text in rows):
             return []
-        # text the parser could not make sense of is labelled a plain window, not module code
-        kind = "window" if any(row - 1 in self.error_rows for row, _ in rows) else "module"
-        return [Piece(kind, "", "", "", rows, first_line_summary(rows))]
+        pieces = []
+        for start, end in window_bounds(len(rows), MODULE_RUN_LINES, 0):
+            part = trim_blank(rows[start:end])
+            if not part:
+                continue
+            # text the parser could not make sense of is labelled a plain window, not module code
+            kind = "window" if any(row - 1 in self.error_rows for row, _ in part) else "module"
+            pieces.append(Piece(kind, "", "", "", part, first_line_summary(part)))
+        return pieces
 
 
 def _has_body(node: Node) -> bool:
@@ -650,6 +664,34 @@ def _follow(node: Node, path: tuple[str, ...]) -> Node | None:
             return None
         node = child
     return node
+
+
+def _join_overloads(defs: list[_Def]) -> list[_Def]:
+    """Overload signatures join the definition of their name that follows them; alone they are dropped.
+
+    ``export function timer(due): Observable<0>;`` under its own doc comment, then two more, then
+    the implementation: one chunk from the first doc comment to the end of the body, so the
+    overloads' prose is read with the code it documents instead of as module code of its own.
+    """
+    out: list[_Def] = []
+    pending: list[_Def] = []
+    for definition in defs:
+        if definition.overload:
+            if pending and (pending[-1].qualified, pending[-1].kind) != (definition.qualified, definition.kind):
+                pending = []
+            pending.append(definition)
+            continue
+        if pending and (pending[-1].qualified, pending[-1].kind) == (definition.qualified, definition.kind):
+            first = pending[0]
+            definition = replace(
+                definition,
+                start_row=first.start_row,
+                outer_start_row=first.outer_start_row,
+                owns_lines=definition.owns_lines and all(p.owns_lines for p in pending),
+            )
+        pending = []
+        out.append(definition)
+    return out
 
 
 def _join_clauses(defs: list[_Def]) -> list[_Def]:
