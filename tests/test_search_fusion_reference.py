@@ -122,7 +122,10 @@ def _files(ranked: list[Scored], knobs: ranking.RankingKnobs, shape: ranking.Que
             for s in ranked
         ]
         out.sort(key=_key)
-    diversity = knobs.prose_diversity if shape.prose and knobs.prose_diversity else knobs.diversity
+    if shape.question and knobs.question_diversity:
+        diversity = knobs.question_diversity
+    else:
+        diversity = knobs.prose_diversity if shape.prose and knobs.prose_diversity else knobs.diversity
     if diversity != 1.0:
         seen: dict[str, int] = defaultdict(int)
         final = []
@@ -219,7 +222,7 @@ def _knobs(rng: random.Random) -> ranking.RankingKnobs:
         if rng.random() < 0.2:
             # a diversity of 0 would make a repeated file's relevance undefined (x / 0): not a setting
             changes[f.name] = rng.choice(
-                [0.3, 0.6, 1.0] if f.name in ("diversity", "prose_diversity") else [0.0, 0.5, 1.0, 2.0, 4.0]
+                [0.3, 0.6, 1.0] if f.name in ("diversity", "prose_diversity", "question_diversity") else [0.0, 0.5, 1.0, 2.0, 4.0]
             )
     return replace(base, **changes)
 

@@ -248,7 +248,28 @@ def test_a_prose_query_uses_the_prose_diversity_discount() -> None:
     prose = QueryShape.of("how are cookies persisted across requests")
     assert file_diversity(prose, knobs) == 0.45
     assert file_diversity(QueryShape.of("session handling"), knobs) == 0.6
-    assert file_diversity(prose, KNOBS) == (KNOBS.prose_diversity or KNOBS.diversity)
+    assert file_diversity(QueryShape.of("cookies persisted across requests"), KNOBS) == (
+        KNOBS.prose_diversity or KNOBS.diversity
+    )
+
+
+def test_a_question_uses_the_question_diversity_discount() -> None:
+    # a1 / a2 are one file's two chunks, b1 a weaker chunk of another file: the question's 0.2
+    # discount lets b1 past a2 where prose's 0.9 does not
+    sem = leg("semantic", [("a1", 0.9, "a.py"), ("a2", 0.89, "a.py"), ("b1", 0.76, "b.py")])
+    knobs = replace(OFF, diversity=0.6, prose_diversity=0.9, question_diversity=0.2)
+    question, _ = fuse(req("how are cookies persisted across requests"), 1.0, sem, None, NEWEST, knobs=knobs)
+    assert [s.chunk_id for s in question] == ["a1", "b1", "a2"]
+    assert dict(next(s for s in question if s.chunk_id == "a2").factors)["diversity"] == pytest.approx(0.2)
+    prose, _ = fuse(req("cookies persisted across requests"), 1.0, sem, None, NEWEST, knobs=knobs)
+    assert [s.chunk_id for s in prose] == ["a1", "a2", "b1"]
+    assert dict(next(s for s in prose if s.chunk_id == "a2").factors)["diversity"] == pytest.approx(0.9)
+    # 0 leaves a question to prose_diversity / diversity
+    unset = replace(knobs, question_diversity=0)
+    assert file_diversity(QueryShape.of("how are cookies persisted across requests"), unset) == 0.9
+    assert file_diversity(QueryShape.of("how to persist cookies across requests"), knobs) == 0.9  # a recipe
+    assert file_diversity(QueryShape.of("how does CookieJar persist"), knobs) == 0.2
+    assert file_diversity(QueryShape.of("how are cookies persisted"), KNOBS) == KNOBS.question_diversity == 0.2
 
 
 def test_a_prose_query_leans_on_the_semantic_leg() -> None:

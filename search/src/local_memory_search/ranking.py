@@ -30,7 +30,9 @@ so ``explain_match`` shows it:
 - ``diversity``: the n-th further chunk of a file already ranked is multiplied by
   ``diversity ** n``, so ten results are not ten pieces of one file; a prose query
   (:attr:`QueryShape.prose`) uses ``prose_diversity`` instead when set (measured, 0: it helps the
-  semble benchmark and costs the docstring set, whose answer is often a file's second chunk).
+  semble benchmark and costs the docstring set, whose answer is often a file's second chunk); a
+  question (:attr:`QueryShape.question`) uses ``question_diversity`` (0.2): it asks where
+  something happens, which one file answers.
 
 More levers live in the legs and the fusion: the ``definition`` contribution (the symbol
 table's defining chunk for an identifier query, see :func:`legs.definition_leg`), the legs'
@@ -88,6 +90,7 @@ class RankingKnobs:
     question_name_stem: float = 5.0
     plain_name_words: float = 1.0
     test_name_share: float = 1.0
+    question_diversity: float = 0.2
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
@@ -114,6 +117,7 @@ OFF = RankingKnobs(
     question_name_stem=0.0,
     plain_name_words=2.0,
     test_name_share=1.0,
+    question_diversity=0.0,
 )
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
@@ -212,7 +216,10 @@ def leg_confidence_exponent(shape: QueryShape | None, knobs: RankingKnobs) -> fl
 
 
 def file_diversity(shape: QueryShape, knobs: RankingKnobs) -> float:
-    """The per-file discount for ``shape``'s query: ``prose_diversity`` for prose (0 = unset), else ``diversity``."""
+    """The per-file discount for ``shape``'s query: ``question_diversity`` for a question,
+    ``prose_diversity`` for other prose (each 0 = unset), else ``diversity``."""
+    if shape.question and knobs.question_diversity:
+        return knobs.question_diversity
     return knobs.prose_diversity if shape.prose and knobs.prose_diversity else knobs.diversity
 
 
