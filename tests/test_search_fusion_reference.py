@@ -222,7 +222,9 @@ def _knobs(rng: random.Random) -> ranking.RankingKnobs:
         if rng.random() < 0.2:
             # a diversity of 0 would make a repeated file's relevance undefined (x / 0): not a setting
             changes[f.name] = rng.choice(
-                [0.3, 0.6, 1.0] if f.name in ("diversity", "prose_diversity", "question_diversity") else [0.0, 0.5, 1.0, 2.0, 4.0]
+                [0.3, 0.6, 1.0]
+                if f.name in ("diversity", "prose_diversity", "question_diversity")
+                else [0.0, 0.5, 1.0, 2.0, 4.0]
             )
     return replace(base, **changes)
 

@@ -269,7 +269,9 @@ def test_a_question_uses_the_question_diversity_discount() -> None:
     assert file_diversity(QueryShape.of("how are cookies persisted across requests"), unset) == 0.9
     assert file_diversity(QueryShape.of("how to persist cookies across requests"), knobs) == 0.9  # a recipe
     assert file_diversity(QueryShape.of("how does CookieJar persist"), knobs) == 0.2
-    assert file_diversity(QueryShape.of("how are cookies persisted"), KNOBS) == KNOBS.question_diversity == 0.2
+    assert (
+        file_diversity(QueryShape.of("how are cookies persisted"), KNOBS) == KNOBS.question_diversity == 0.2
+    )
 
 
 def test_a_prose_query_leans_on_the_semantic_leg() -> None:

@@ -677,7 +677,10 @@ def _join_overloads(defs: list[_Def]) -> list[_Def]:
     pending: list[_Def] = []
     for definition in defs:
         if definition.overload:
-            if pending and (pending[-1].qualified, pending[-1].kind) != (definition.qualified, definition.kind):
+            if pending and (pending[-1].qualified, pending[-1].kind) != (
+                definition.qualified,
+                definition.kind,
+            ):
                 pending = []
             pending.append(definition)
             continue
