@@ -366,20 +366,24 @@ def test_name_stem_lets_words_that_share_their_first_letters_meet_a_file_name() 
     assert name_factor("src/register.py", QueryShape.of("regular lookup"), replace(knobs, name_stem=5)) == 1.0
 
 
-def test_test_name_share_scales_the_name_match_of_test_files_only() -> None:
+def test_test_name_share_scales_a_questions_name_match_of_test_files_only() -> None:
     knobs = replace(OFF, file_name_boost=3.0)
-    shape = QueryShape.of("invoice total")
-    full = 1 + 3.0 * 1 / 2  # "invoice" of two content words
-    assert name_factor("tests/test_invoice.py", shape, knobs) == pytest.approx(full)
+    shape = QueryShape.of("how is the invoice total computed")
+    full = 1 + 3.0 * 2 / 3  # "invoice" and "total" of three content words
+    assert name_factor("tests/test_invoice_total.py", shape, knobs) == pytest.approx(full)
     half = replace(knobs, test_name_share=0.5)
-    assert name_factor("tests/test_invoice.py", shape, half) == pytest.approx(1 + 3.0 * 0.5 / 2)
-    assert name_factor("src/invoice.py", shape, half) == pytest.approx(full)  # code keeps it all
-    # a query about tests keeps the test file's whole name match
-    asks = QueryShape.of("invoice tests")
-    assert name_factor("tests/test_invoice.py", asks, half) == name_factor(
-        "tests/test_invoice.py", asks, knobs
+    assert name_factor("tests/test_invoice_total.py", shape, half) == pytest.approx(1 + 3.0 * 0.5 * 2 / 3)
+    assert name_factor("src/invoice_total.py", shape, half) == pytest.approx(full)  # code keeps it all
+    # a query that is no question keeps the test file's whole name match
+    phrase = QueryShape.of("invoice total")
+    assert name_factor("tests/test_invoice_total.py", phrase, half) == pytest.approx(1 + 3.0)
+    # so does a question about tests
+    asks = QueryShape.of("how are invoice totals tested")
+    assert name_factor("tests/test_invoice_total.py", asks, half) == name_factor(
+        "tests/test_invoice_total.py", asks, knobs
     )
-    assert KNOBS.test_name_share == 1.0  # measured, not adopted (README fusion table)
+    assert KNOBS.test_name_share == 0.0
+    assert name_factor("tests/test_invoice_total.py", shape, replace(knobs, test_name_share=0.0)) == 1.0
 
 
 def test_the_name_prefix_memo_stays_bounded_over_many_distinct_queries() -> None:

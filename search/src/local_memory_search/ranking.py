@@ -19,8 +19,9 @@ so ``explain_match`` shows it:
   ``name_stem`` (measured, 0: off) words that share their first ``name_stem`` letters meet too
   (``distilled`` ~ ``distillation``); a question uses ``question_name_stem`` (5) instead (``how
   are handlers registered`` meets ``registry.py``): it names what a file does in its own word form.
-  A test file's name match is scaled by ``test_name_share`` (measured, 1.0: no scaling) unless
-  the query asks about tests: a test is named after the code it tests.
+  For a question, a test file's name match is scaled by ``test_name_share`` (0) unless it asks
+  about tests: a test is named after the code it tests, and ``how does X work`` asks for X's code.
+  Other queries keep it whole (a docstring-like query may describe a test).
 - ``name_precision``: how much of the file's name the query accounts for: the file-name share
   is scaled by ``(matched name words / name words) ** name_precision``, so ``HttpCache.kt`` ranks
   above ``HttpCacheLegacy.kt`` for a query about the HTTP cache; shown as its own multiplier
@@ -89,7 +90,7 @@ class RankingKnobs:
     question_confidence_exponent: float = 1.25
     question_name_stem: float = 5.0
     plain_name_words: float = 1.0
-    test_name_share: float = 1.0
+    test_name_share: float = 0.0
     question_diversity: float = 0.2
 
 
@@ -365,7 +366,7 @@ def name_factors(path: str, shape: QueryShape, knobs: RankingKnobs) -> tuple[flo
     if not shape.words or (boost == 0 and knobs.folder_name_boost == 0):
         return 1.0, 1.0
     info = path_info(path)
-    if info.is_test and not shape.asks_tests:
+    if info.is_test and shape.question and not shape.asks_tests:
         boost *= knobs.test_name_share
     stem_words, stem_parts = info.stem_words, info.stem_parts
     if knobs.module_file_folder and info.module_words:
