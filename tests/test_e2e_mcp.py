@@ -140,15 +140,19 @@ FILES = {
 
 HYBRID_QUERY = "database connection retry logic"
 SEMANTIC_QUERY = "how do we handle database connections and errors?"
-#: The fake re-ranker reverses the retrieval order and notes the file it put first, so a pack
-#: led by that file (instead of the retrieval leader) proves the LLM's ranking was applied.
+#: The fake re-ranker reverses the retrieval order, puts first the last candidate from a file
+#: other than the retrieval leader's, and notes that file, so a pack led by it (instead of the
+#: retrieval leader) proves the LLM's ranking was applied.
 RERANK_PICKS: list[str] = []
 
 
 def _rerank_reply(body: dict[str, Any]) -> str:
     ids = [(int(n), label) for n, label in re.findall(r"^\[(\d+)\] (.+)$", last_user_text(body), flags=re.M)]
+    leader = min(ids)[1].split(" — ")[0]
     ordered = sorted(ids, key=lambda item: -item[0])
-    RERANK_PICKS.append(ordered[0][1].split(" — ")[0])
+    pick = next(item for item in ordered if item[1].split(" — ")[0] != leader)
+    ordered = [pick, *(item for item in ordered if item != pick)]
+    RERANK_PICKS.append(pick[1].split(" — ")[0])
     return json.dumps({"ranking": [n for n, _ in ordered]})
 
 
