@@ -16,6 +16,7 @@ from local_memory_search.hybrid import (
     query_identifiers,
     query_words,
 )
+from local_memory_search.query_text import semantic_query_text
 
 NEWEST = "2026-06-01T00:00:00Z"
 
@@ -165,6 +166,20 @@ def test_query_words_split_identifiers_and_keep_order():
 
 def _words(fts_text: str) -> str:
     return " ".join(w for w in fts_text.split() if not w.startswith("def"))
+
+
+def test_the_models_query_drops_a_language_name_that_scopes_it_only_at_its_ends():
+    py = frozenset({"python", "markdown"})
+    assert semantic_query_text("python check file is readonly", py) == "check file is readonly"
+    assert semantic_query_text("declaring empty numpy array in python", py) == "declaring empty numpy array"
+    assert semantic_query_text("how to save a file Python", py) == "how to save a file"
+    # inside the sentence it is content; too short a query or a language the index lacks stays
+    assert semantic_query_text("Convert the Python object to JSON", py) == "Convert the Python object to JSON"
+    assert semantic_query_text("python json", py) == "python json"
+    assert semantic_query_text("rust check file is readonly", py) == "rust check file is readonly"
+    assert semantic_query_text("python check file", frozenset()) == "python check file"
+    # ambiguous names (go, c) are words first
+    assert semantic_query_text("go to the next page", frozenset({"go"})) == "go to the next page"
 
 
 def test_keyword_query_drops_prose_function_words_and_index_languages_only_in_prose():

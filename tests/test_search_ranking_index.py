@@ -240,9 +240,11 @@ def test_a_question_lets_a_word_form_meet_the_file_name_by_question_name_stem(mo
     hit = call("search_hybrid", query=question, gap_threshold=0.0)["results"][0]
     shape = call("explain_match", query=question, result_id=hit["chunk_id"])["data"]["query_shape"]
     assert shape["question"] is True and shape["name_stem"] == 5
+    assert shape["diversity"] == ranking.KNOBS.question_diversity == 0.2
     hit = call("search_hybrid", query=statement, gap_threshold=0.0)["results"][0]
     shape = call("explain_match", query=statement, result_id=hit["chunk_id"])["data"]["query_shape"]
     assert shape["question"] is False and shape["name_stem"] == 0
+    assert shape["diversity"] == ranking.KNOBS.diversity
     monkeypatch.setattr(ranking, "KNOBS", replace(ranking.KNOBS, question_name_stem=0.0))
     (off, _), *_ = by_file(factors(question), "src/billing/invoice.py")
     assert off["name_match"] == 1.0
@@ -269,3 +271,18 @@ def test_two_plain_words_are_a_topic_not_two_names_unless_plain_name_words_says_
     monkeypatch.setattr(ranking, "KNOBS", replace(ranking.KNOBS, plain_name_words=2.0))
     names, matched = boosts("ledger balance")
     assert names == ["balance", "ledger"] and "balance" in matched.values()
+
+
+def test_a_language_name_scoping_the_query_is_not_read_by_the_model():
+    """Over Python code, ``python ...`` / ``... in python`` ask what the rest asks (the semantic
+    leg encodes the query without it); inside the sentence the word is read."""
+
+    def scores(query: str) -> list[tuple[str, float]]:
+        hits = call("search_semantic", query=query, limit=5, gap_threshold=0.0)["results"]
+        return [(h["chunk_id"], round(h["score"], 6)) for h in hits]
+
+    plain = scores("sum the invoice lines and add the tax")
+    assert plain
+    assert scores("python sum the invoice lines and add the tax") == plain
+    assert scores("sum the invoice lines and add the tax in python") == plain
+    assert scores("sum the python invoice lines and add the tax") != plain

@@ -575,6 +575,8 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
             "file_name_boost": _knobs.name_boost(shape, _knobs.KNOBS),
             "name_stem": _knobs.name_stem_for(shape, _knobs.KNOBS),
             "confidence_exponent": exponent,
+            # a question's per-file discount is question_diversity, other prose may use prose_diversity
+            "diversity": _knobs.file_diversity(shape, _knobs.KNOBS),
             # the words taken as names (identifier boost, definition leg, BM25 definition terms)
             "names": sorted(query_identifiers(req.query, _knobs.plain_words(_knobs.KNOBS))),
             "plain_name_words": _knobs.plain_words(_knobs.KNOBS),

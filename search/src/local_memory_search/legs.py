@@ -22,7 +22,7 @@ from . import degradation as W
 from . import ranking
 from .encoder import ENCODER, choose_encoder
 from .filters import LanceWhere, SearchFilters, lance_where, sqlite_where
-from .query_text import fts_query_text, query_words
+from .query_text import fts_query_text, query_words, semantic_query_text
 from .runtime import register_cache
 from .store import IndexReader
 
@@ -288,7 +288,8 @@ def semantic_leg(reader: IndexReader, req: RankRequest, warnings: list[dict[str,
         raise LegFailed(notes[-1])
     enc_start = time.perf_counter()
     try:
-        vector = ENCODER.encode(choice, req.query, reader.vector_dim, reader.settings)
+        text = semantic_query_text(req.query, index_languages(reader))
+        vector = ENCODER.encode(choice, text, reader.vector_dim, reader.settings)
     except DimensionMismatch as exc:
         raise LegFailed(W.warn(W.QUERY_DIMENSION_MISMATCH, exc.message)) from exc
     except EmbeddingError as exc:
