@@ -79,7 +79,7 @@ class RankingKnobs:
     definition_weight: float = 0.5
     symbol_alpha_shift: float = 0.0
     name_prefix: float = 4.0
-    doc_prior: float = 0.5
+    doc_prior: float = 0.3
     prose_alpha_shift: float = 0.0
     confidence_exponent: float = 2.0
     name_precision: float = 1.0
