@@ -241,10 +241,12 @@ def test_a_question_lets_a_word_form_meet_the_file_name_by_question_name_stem(mo
     shape = call("explain_match", query=question, result_id=hit["chunk_id"])["data"]["query_shape"]
     assert shape["question"] is True and shape["name_stem"] == 5
     assert shape["diversity"] == ranking.KNOBS.question_diversity == 0.2
+    assert shape["test_name_share"] == ranking.KNOBS.test_name_share == 0.0
     hit = call("search_hybrid", query=statement, gap_threshold=0.0)["results"][0]
     shape = call("explain_match", query=statement, result_id=hit["chunk_id"])["data"]["query_shape"]
     assert shape["question"] is False and shape["name_stem"] == 0
     assert shape["diversity"] == ranking.KNOBS.diversity
+    assert shape["test_name_share"] == 1.0
     monkeypatch.setattr(ranking, "KNOBS", replace(ranking.KNOBS, question_name_stem=0.0))
     (off, _), *_ = by_file(factors(question), "src/billing/invoice.py")
     assert off["name_match"] == 1.0

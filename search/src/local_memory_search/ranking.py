@@ -216,6 +216,12 @@ def leg_confidence_exponent(shape: QueryShape | None, knobs: RankingKnobs) -> fl
     return knobs.confidence_exponent
 
 
+def test_share(shape: QueryShape, knobs: RankingKnobs) -> float:
+    """What a test file's name match is scaled by for ``shape``'s query: ``test_name_share`` for a
+    question that does not ask about tests, else 1 (the whole match)."""
+    return knobs.test_name_share if shape.question and not shape.asks_tests else 1.0
+
+
 def file_diversity(shape: QueryShape, knobs: RankingKnobs) -> float:
     """The per-file discount for ``shape``'s query: ``question_diversity`` for a question,
     ``prose_diversity`` for other prose (each 0 = unset), else ``diversity``."""
@@ -366,8 +372,8 @@ def name_factors(path: str, shape: QueryShape, knobs: RankingKnobs) -> tuple[flo
     if not shape.words or (boost == 0 and knobs.folder_name_boost == 0):
         return 1.0, 1.0
     info = path_info(path)
-    if info.is_test and shape.question and not shape.asks_tests:
-        boost *= knobs.test_name_share
+    if info.is_test:
+        boost *= test_share(shape, knobs)
     stem_words, stem_parts = info.stem_words, info.stem_parts
     if knobs.module_file_folder and info.module_words:
         stem_words, stem_parts = info.module_words, info.module_parts
