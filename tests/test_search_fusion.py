@@ -178,6 +178,7 @@ def test_the_models_query_drops_a_language_name_that_scopes_it_only_at_its_ends(
     assert semantic_query_text("python json", py) == "python json"
     assert semantic_query_text("rust check file is readonly", py) == "rust check file is readonly"
     assert semantic_query_text("python check file", frozenset()) == "python check file"
+    assert semantic_query_text("read  a\nfile", py) == "read  a\nfile"  # untouched, spacing too
     # ambiguous names (go, c) are words first
     assert semantic_query_text("go to the next page", frozenset({"go"})) == "go to the next page"
 

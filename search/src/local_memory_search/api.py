@@ -578,7 +578,7 @@ def explain_scored(ranking: Ranking, scored: Scored, verbosity: str) -> dict[str
             # a question's per-file discount is question_diversity, other prose may use prose_diversity
             "diversity": _knobs.file_diversity(shape, _knobs.KNOBS),
             # what a test file's name match is scaled by for this query (a question not about tests)
-            "test_name_share": _knobs.test_share(shape, _knobs.KNOBS),
+            "test_name_share": _knobs.name_share_of_tests(shape, _knobs.KNOBS),
             # the words taken as names (identifier boost, definition leg, BM25 definition terms)
             "names": sorted(query_identifiers(req.query, _knobs.plain_words(_knobs.KNOBS))),
             "plain_name_words": _knobs.plain_words(_knobs.KNOBS),

@@ -134,13 +134,14 @@ def semantic_query_text(query: str, languages: frozenset[str] = frozenset()) -> 
         found = _WORD.findall(word)
         return len(found) == 1 and found[0].lower() in drop
 
-    while len(words) > 2 and is_language(words[0]):
-        words = words[1:]
-    while len(words) > 2 and is_language(words[-1]):
-        words = words[:-1]
-        if len(words) > 2 and words[-1].lower() in _SCOPE_WORDS:
-            words = words[:-1]
-    return " ".join(words)
+    kept = list(words)
+    while len(kept) > 2 and is_language(kept[0]):
+        kept = kept[1:]
+    while len(kept) > 2 and is_language(kept[-1]):
+        kept = kept[:-1]
+        if len(kept) > 2 and kept[-1].lower() in _SCOPE_WORDS:
+            kept = kept[:-1]
+    return query if len(kept) == len(words) else " ".join(kept)
 
 
 #: A language name after one of these at a query's end scopes it (``... in python``).

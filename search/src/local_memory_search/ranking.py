@@ -216,7 +216,7 @@ def leg_confidence_exponent(shape: QueryShape | None, knobs: RankingKnobs) -> fl
     return knobs.confidence_exponent
 
 
-def test_share(shape: QueryShape, knobs: RankingKnobs) -> float:
+def name_share_of_tests(shape: QueryShape, knobs: RankingKnobs) -> float:
     """What a test file's name match is scaled by for ``shape``'s query: ``test_name_share`` for a
     question that does not ask about tests, else 1 (the whole match)."""
     return knobs.test_name_share if shape.question and not shape.asks_tests else 1.0
@@ -373,7 +373,7 @@ def name_factors(path: str, shape: QueryShape, knobs: RankingKnobs) -> tuple[flo
         return 1.0, 1.0
     info = path_info(path)
     if info.is_test:
-        boost *= test_share(shape, knobs)
+        boost *= name_share_of_tests(shape, knobs)
     stem_words, stem_parts = info.stem_words, info.stem_parts
     if knobs.module_file_folder and info.module_words:
         stem_words, stem_parts = info.module_words, info.module_parts
