@@ -697,10 +697,11 @@ def language_for_source(path: str, data: bytes) -> str:
     classes, templates and namespaces and its ``using`` aliases reach the symbol table, and a
     script without a suffix is in the language its ``#!`` line names (``SHEBANG_LANGUAGE``:
     ``bin/deploy`` starting ``#!/usr/bin/env bash`` is Bash)."""
+    suffix = _name_and_suffix(path)[1]
     language = language_for_path(path)
-    if language == "c" and _name_and_suffix(path)[1] == "h" and _CPP_HEADER.search(data, 0, _SNIFF_BYTES):
+    if suffix == "h" and language == "c" and _CPP_HEADER.search(data, 0, _SNIFF_BYTES):
         return "cpp"
-    if language == "text" and data.startswith(b"#!") and not _name_and_suffix(path)[1]:
+    if not suffix and language == "text" and data.startswith(b"#!"):
         return shebang_language(data) or language
     return language
 

@@ -674,17 +674,16 @@ def _join_overloads(defs: list[_Def]) -> list[_Def]:
     overloads' prose is read with the code it documents instead of as module code of its own.
     """
     out: list[_Def] = []
-    pending: list[_Def] = []
+    pending: list[_Def] = []  # the overloads just seen, all of one name
     for definition in defs:
+        same_name = bool(pending) and (pending[0].qualified, pending[0].kind) == (
+            definition.qualified,
+            definition.kind,
+        )
         if definition.overload:
-            if pending and (pending[-1].qualified, pending[-1].kind) != (
-                definition.qualified,
-                definition.kind,
-            ):
-                pending = []
-            pending.append(definition)
+            pending = [*pending, definition] if same_name else [definition]
             continue
-        if pending and (pending[-1].qualified, pending[-1].kind) == (definition.qualified, definition.kind):
+        if same_name:
             first = pending[0]
             definition = replace(
                 definition,
