@@ -100,8 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repos", default="")
     ap.add_argument("--show", type=int, default=5)
     ap.add_argument("--json")
+    ap.add_argument("--data", help="data root of the indexes (default: bench.semble's)")
     args = ap.parse_args(argv)
     os.environ.setdefault("EMBED_BACKEND", "onnx")
+    if args.data:
+        semble.DATA_ROOT[0] = Path(args.data)
     os.environ["LOCAL_VECTOR_SEARCH_DATA_ROOT"] = str(semble.DATA_ROOT[0])
     only = [r for r in args.repos.split(",") if r]
     names = [n for n in semble.halves()[args.half] if not only or n in only]

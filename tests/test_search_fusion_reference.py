@@ -86,6 +86,7 @@ def _one(req, alpha, best_sem, best_kw, idents, newest, knobs, shape, cid, s, k,
             ("doc_prior", ranking.doc_factor(path, shape, knobs)),
             ("name_match", name_match),
             ("name_precision", name_precision),
+            ("parent_name", ranking.parent_name_factor(path, shape, knobs)),
         )
     score = base * ident_mult * rec_mult * math.prod(v for _, v in factors)
     return Scored(

@@ -16,6 +16,7 @@ from local_memory_search.ranking import (
     leg_confidence_exponent,
     name_boost,
     name_factor,
+    parent_name_factor,
     path_factor,
     shifted_alpha,
 )
@@ -67,6 +68,21 @@ def test_query_words_in_file_and_folder_names_lift_the_file() -> None:
     assert name_factor("src/session/store.py", shape, KNOBS) == pytest.approx(1 + KNOBS.folder_name_boost / 2)
     assert name_factor("src/other.py", shape, KNOBS) == 1.0
     assert name_factor("src/flask/sessions.py", shape, OFF) == 1.0
+
+
+def test_query_words_in_the_parent_folders_name_lift_the_file() -> None:
+    shape = QueryShape.of("how pandoc reads RST documents")  # 4 content words
+    boost = KNOBS.parent_name_boost
+    # "reads" meets "Readers" (a start of 4 letters); "Writers" meets nothing
+    assert parent_name_factor("src/Text/Pandoc/Readers/RST.hs", shape, KNOBS) == pytest.approx(1 + boost / 4)
+    assert parent_name_factor("src/Text/Pandoc/Writers/RST.hs", shape, KNOBS) == 1.0
+    # only the file's own folder counts, not the folders above it ("pandoc")
+    assert parent_name_factor("src/pandoc/Other/RST.hs", shape, KNOBS) == 1.0
+    # a module file is already named by its folder (module_file_folder)
+    assert parent_name_factor("src/readers/mod.rs", shape, KNOBS) == 1.0
+    # one content word is a name: no folder match; the knob off: none either
+    assert parent_name_factor("src/readers/RST.hs", QueryShape.of("readers"), KNOBS) == 1.0
+    assert parent_name_factor("src/Text/Pandoc/Readers/RST.hs", shape, OFF) == 1.0
 
 
 def test_each_further_chunk_of_a_file_is_discounted() -> None:

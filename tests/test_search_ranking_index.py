@@ -142,6 +142,24 @@ def test_further_chunks_of_a_file_are_discounted_and_a_file_of_several_strong_ch
     assert first["file_bonus"] > 1.0
 
 
+def test_query_words_in_the_files_own_folder_name_lift_it_and_explain_shows_it(monkeypatch):
+    query = "billing account balance"
+    n = len(ranking.QueryShape.of(query).words)  # account, balance, billing
+    found = factors(query)
+    (ledger, _), *_ = by_file(found, "src/billing/ledger.py")
+    (resolve, _), *_ = by_file(found, "src/routing/resolve.py")
+    # "billing" names the folder of ledger.py: one of the query's content words
+    assert ranking.KNOBS.parent_name_boost > 0 and n == 3
+    assert ledger["parent_name"] == pytest.approx(1 + ranking.KNOBS.parent_name_boost / n)
+    assert resolve["parent_name"] == 1.0  # "routing" meets no query word
+    # a one-word query is a name, asked for its definition: no folder match
+    (alone, _), *_ = by_file(factors("billing"), "src/billing/ledger.py")
+    assert alone["parent_name"] == 1.0
+    monkeypatch.setattr(ranking, "KNOBS", replace(ranking.KNOBS, parent_name_boost=0.0))
+    (off, _), *_ = by_file(factors(query), "src/billing/ledger.py")
+    assert off["parent_name"] == 1.0
+
+
 def test_a_prose_query_leans_on_the_semantic_leg_by_prose_alpha_shift(monkeypatch):
     def alpha(query: str) -> float:
         hit = call("search_hybrid", query=query, limit=1)["results"][0]

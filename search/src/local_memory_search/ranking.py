@@ -26,6 +26,10 @@ so ``explain_match`` shows it:
   is scaled by ``(matched name words / name words) ** name_precision``, so ``HttpCache.kt`` ranks
   above ``HttpCacheLegacy.kt`` for a query about the HTTP cache; shown as its own multiplier
   (``name_match`` with the scaling / without it).
+- ``parent_name``: query words found in the name of the file's own folder (``Readers/RST.hs`` for
+  ``how pandoc reads RST``): ``1 + parent_name_boost * share`` (1.0), for a query of two or more
+  content words; only that folder, not the ones above it (``src``, the project's name), which
+  ``folder_name_boost`` weighs (measured, 0).
 - ``file_bonus``: a file holding several strong candidates is more likely the answer:
   ``1 + file_bonus * min(1, sum of the file's other candidates' scores / top score)``.
 - ``diversity``: the n-th further chunk of a file already ranked is multiplied by
@@ -92,6 +96,7 @@ class RankingKnobs:
     plain_name_words: float = 1.0
     test_name_share: float = 0.0
     question_diversity: float = 0.2
+    parent_name_boost: float = 1.0
 
 
 #: The knobs every ranking uses (benchmarks swap this to measure one factor at a time).
@@ -119,6 +124,7 @@ OFF = RankingKnobs(
     plain_name_words=2.0,
     test_name_share=1.0,
     question_diversity=0.0,
+    parent_name_boost=0.0,
 )
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
@@ -272,6 +278,7 @@ class PathInfo:
     stem_parts: frozenset[str] = frozenset()
     module_words: frozenset[str] = frozenset()
     module_parts: frozenset[str] = frozenset()
+    parent_words: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=65536)
@@ -296,6 +303,7 @@ def path_info(path: str) -> PathInfo:
         stem_parts=_name_parts(name.rsplit(".", 1)[0]),
         module_words=_path_words((module,)) if module else frozenset(),
         module_parts=_name_parts(module),
+        parent_words=_path_words((parent,)) - stem_words if parent and not module else frozenset(),
     )
 
 
@@ -323,7 +331,7 @@ _TEST_MARKERS = frozenset({"test", "spec"})
 
 
 #: The per-chunk factors :func:`path_factors` returns, in the order they multiply the score.
-PATH_FACTORS = ("path_prior", "doc_prior", "name_match", "name_precision")
+PATH_FACTORS = ("path_prior", "doc_prior", "name_match", "name_precision", "parent_name")
 
 
 def path_factors(path: str, shape: QueryShape, knobs: RankingKnobs) -> tuple[tuple[str, float], ...]:
@@ -335,7 +343,25 @@ def path_factors(path: str, shape: QueryShape, knobs: RankingKnobs) -> tuple[tup
         ("doc_prior", doc_factor(path, shape, knobs)),
         ("name_match", name_match),
         ("name_precision", name_precision),
+        ("parent_name", parent_name_factor(path, shape, knobs)),
     )
+
+
+def parent_name_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
+    """``1 + parent_name_boost * share``: ``share`` is the fraction of the query's content words
+    found in the name of the file's own folder (``Readers/RST.hs`` for ``how pandoc reads RST``,
+    ``generators/base.rb``); words matched as for the file name (``name_prefix``, the query's
+    ``name_stem``). Only for a query of two or more content words: one word is a name, asked
+    for its definition, not for a folder. A module file (``extract/mod.rs``) is named by that
+    folder already (``module_file_folder``), so it gets none."""
+    n = len(shape.words)
+    if not knobs.parent_name_boost or n < 2:
+        return 1.0
+    words = path_info(path).parent_words
+    if not words:
+        return 1.0
+    found = _matched(shape.words, words, int(knobs.name_prefix), name_stem_for(shape, knobs))
+    return 1.0 + knobs.parent_name_boost * found / n
 
 
 def path_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
