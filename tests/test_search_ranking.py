@@ -80,8 +80,11 @@ def test_query_words_in_the_parent_folders_name_lift_the_file() -> None:
     assert parent_name_factor("src/pandoc/Other/RST.hs", shape, KNOBS) == 1.0
     # a module file is already named by its folder (module_file_folder)
     assert parent_name_factor("src/readers/mod.rs", shape, KNOBS) == 1.0
-    # one content word is a name: no folder match; the knob off: none either
+    # one content word, or a name of two parts, is asked for its definition: no folder match
     assert parent_name_factor("src/readers/RST.hs", QueryShape.of("readers"), KNOBS) == 1.0
+    assert QueryShape.of("Readers::RST").symbol and len(QueryShape.of("Readers::RST").words) >= 2
+    assert parent_name_factor("src/readers/RST.hs", QueryShape.of("Readers::RST"), KNOBS) == 1.0
+    # the knob off: none either
     assert parent_name_factor("src/Text/Pandoc/Readers/RST.hs", shape, OFF) == 1.0
 
 

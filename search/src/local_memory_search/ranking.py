@@ -27,8 +27,8 @@ so ``explain_match`` shows it:
   above ``HttpCacheLegacy.kt`` for a query about the HTTP cache; shown as its own multiplier
   (``name_match`` with the scaling / without it).
 - ``parent_name``: query words found in the name of the file's own folder (``Readers/RST.hs`` for
-  ``how pandoc reads RST``): ``1 + parent_name_boost * share`` (1.0), for a query of two or more
-  content words; only that folder, not the ones above it (``src``, the project's name), which
+  ``how pandoc writes CommonMark``): ``1 + parent_name_boost * share`` (1.0), for a query of two
+  or more content words that is not a name; only that folder, not the ones above it (``src``, the project's name), which
   ``folder_name_boost`` weighs (measured, 0).
 - ``file_bonus``: a file holding several strong candidates is more likely the answer:
   ``1 + file_bonus * min(1, sum of the file's other candidates' scores / top score)``.
@@ -177,7 +177,8 @@ class QueryShape:
     an identifier (``how are cookies persisted``, not ``how does CookieJar persist``), and whether
     it is a ``question``: it opens with how / what / where / which / why (names allowed:
     ``how does tRPC merge routers``), has at least two content words, and is not a recipe
-    (``how to ...``, ``how do I ...``)."""
+    (``how to ...``, ``how do I ...``), and whether it is a ``symbol`` query: one or two names
+    and nothing else (``Rails::Engine``, ``LruCache get``: :func:`query_text.is_symbol_query`)."""
 
     words: frozenset[str]
     asks_tests: bool
@@ -185,6 +186,7 @@ class QueryShape:
     asks_docs: bool = False
     prose: bool = False
     question: bool = False
+    symbol: bool = False
 
     @classmethod
     def of(cls, query: str) -> QueryShape:
@@ -197,7 +199,7 @@ class QueryShape:
         asks_docs = any(w.startswith(_DOC_STARTS) or w in _DOC_WORDS for w in asked)
         prose = len(words) >= PROSE_MIN_WORDS and not spells_a_name(query)
         question = len(words) >= 2 and bool(_QUESTION.match(query)) and not _TASK.match(query)
-        return cls(words, asks_tests, asks_examples, asks_docs, prose, question)
+        return cls(words, asks_tests, asks_examples, asks_docs, prose, question, is_symbol_query(query))
 
 
 def name_boost(shape: QueryShape, knobs: RankingKnobs) -> float:
@@ -351,11 +353,12 @@ def parent_name_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> flo
     """``1 + parent_name_boost * share``: ``share`` is the fraction of the query's content words
     found in the name of the file's own folder (``Readers/RST.hs`` for ``how pandoc reads RST``,
     ``generators/base.rb``); words matched as for the file name (``name_prefix``, the query's
-    ``name_stem``). Only for a query of two or more content words: one word is a name, asked
-    for its definition, not for a folder. A module file (``extract/mod.rs``) is named by that
+    ``name_stem``). Only for a query of two or more content words that is not a name
+    (:attr:`QueryShape.symbol`: ``Rails::Engine``, ``JsonConvert SerializeObject``): a name is
+    asked for its definition, not for a folder. A module file (``extract/mod.rs``) is named by that
     folder already (``module_file_folder``), so it gets none."""
     n = len(shape.words)
-    if not knobs.parent_name_boost or n < 2:
+    if not knobs.parent_name_boost or n < 2 or shape.symbol:
         return 1.0
     words = path_info(path).parent_words
     if not words:
