@@ -26,10 +26,11 @@ so ``explain_match`` shows it:
   is scaled by ``(matched name words / name words) ** name_precision``, so ``HttpCache.kt`` ranks
   above ``HttpCacheLegacy.kt`` for a query about the HTTP cache; shown as its own multiplier
   (``name_match`` with the scaling / without it).
-- ``parent_name``: query words found in the name of the file's own folder (``Readers/RST.hs`` for
-  ``how pandoc writes CommonMark``): ``1 + parent_name_boost * share`` (1.0), for a query of two
-  or more content words that is not a name; only that folder, not the ones above it (``src``, the project's name), which
-  ``folder_name_boost`` weighs (measured, 0).
+- ``parent_name``: query words found in the name of the file's own folder
+  (``Writers/CommonMark.hs`` for ``how pandoc writes CommonMark``): ``1 + parent_name_boost *
+  share`` (1.0), for a query of two or more content words that is not a name; only that folder,
+  not the ones above it (``src``, the project's name), which ``folder_name_boost`` weighs
+  (measured, 0).
 - ``file_bonus``: a file holding several strong candidates is more likely the answer:
   ``1 + file_bonus * min(1, sum of the file's other candidates' scores / top score)``.
 - ``diversity``: the n-th further chunk of a file already ranked is multiplied by
@@ -351,8 +352,8 @@ def path_factors(path: str, shape: QueryShape, knobs: RankingKnobs) -> tuple[tup
 
 def parent_name_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
     """``1 + parent_name_boost * share``: ``share`` is the fraction of the query's content words
-    found in the name of the file's own folder (``Readers/RST.hs`` for ``how pandoc reads RST``,
-    ``generators/base.rb``); words matched as for the file name (``name_prefix``, the query's
+    found in the name of the file's own folder (``Writers/CommonMark.hs`` for ``how pandoc writes
+    CommonMark``, ``Readers/RST.hs`` for ``how pandoc reads RST``); words matched as for the file name (``name_prefix``, the query's
     ``name_stem``). Only for a query of two or more content words that is not a name
     (:attr:`QueryShape.symbol`: ``Rails::Engine``, ``JsonConvert SerializeObject``): a name is
     asked for its definition, not for a folder. A module file (``extract/mod.rs``) is named by that
