@@ -122,7 +122,7 @@ def semantic_query_text(query: str, languages: frozenset[str] = frozenset()) -> 
     words: a name at its start (``python check file is readonly``) or at its end, after an
     optional ``in`` / ``with`` / ``using`` (``declaring empty numpy array in python``). Over
     Python code such a word says nothing, but the model reads it as part of the meaning (CoSQA,
-    whose 500 queries all name Python: ``search_hybrid`` 0.6039 -> 0.6113). A name inside the
+    whose 500 queries all name Python: ``search_hybrid`` 0.6039 -> 0.6111). A name inside the
     sentence is content and stays (``Convert the Python object to a JSON type``).
     """
     drop = languages - _AMBIGUOUS_LANGUAGE_WORDS

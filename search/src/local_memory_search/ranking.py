@@ -353,8 +353,8 @@ def path_factors(path: str, shape: QueryShape, knobs: RankingKnobs) -> tuple[tup
 def parent_name_factor(path: str, shape: QueryShape, knobs: RankingKnobs) -> float:
     """``1 + parent_name_boost * share``: ``share`` is the fraction of the query's content words
     found in the name of the file's own folder (``Writers/CommonMark.hs`` for ``how pandoc writes
-    CommonMark``, ``Readers/RST.hs`` for ``how pandoc reads RST``); words matched as for the file name (``name_prefix``, the query's
-    ``name_stem``). Only for a query of two or more content words that is not a name
+    CommonMark``, ``Readers/RST.hs`` for ``how pandoc reads RST``); words matched as for the file
+    name (``name_prefix``, the query's ``name_stem``). Only for a query of two or more content words that is not a name
     (:attr:`QueryShape.symbol`: ``Rails::Engine``, ``JsonConvert SerializeObject``): a name is
     asked for its definition, not for a folder. A module file (``extract/mod.rs``) is named by that
     folder already (``module_file_folder``), so it gets none."""

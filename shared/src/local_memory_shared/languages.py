@@ -653,7 +653,11 @@ def _name_and_suffix(path: str) -> tuple[str, str]:
 
 def language_for_path(path: str) -> str:
     """Language tag for a repo-relative path; 'text' when we have no grammar."""
-    name, suffix = _name_and_suffix(path)
+    return _language_of(*_name_and_suffix(path))
+
+
+def _language_of(name: str, suffix: str) -> str:
+    """:func:`language_for_path` from the name and suffix :func:`_name_and_suffix` read."""
     if suffix:
         return EXTENSION_LANGUAGE.get(suffix, "text")
     return FILE_NAME_LANGUAGE.get(name, "text")
@@ -697,8 +701,8 @@ def language_for_source(path: str, data: bytes) -> str:
     classes, templates and namespaces and its ``using`` aliases reach the symbol table, and a
     script without a suffix is in the language its ``#!`` line names (``SHEBANG_LANGUAGE``:
     ``bin/deploy`` starting ``#!/usr/bin/env bash`` is Bash)."""
-    suffix = _name_and_suffix(path)[1]
-    language = language_for_path(path)
+    name, suffix = _name_and_suffix(path)
+    language = _language_of(name, suffix)
     if suffix == "h" and language == "c" and _CPP_HEADER.search(data, 0, _SNIFF_BYTES):
         return "cpp"
     if not suffix and language == "text" and data.startswith(b"#!"):
